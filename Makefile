@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# sem2mutex: sort a kernel's struct semaphore users into mutex, counting and
+# completion pools, and migrate them.  `make help` lists the targets.
+#
+# Every target takes KERNEL=/path/to/a/kernel/tree (default: the Debian 6.1.192
+# tree that `make setup` unpacks into the work area).  A user's tree is only read;
+# whatever changes a tree works on a git worktree or a copy under $(WORK).
+
+# Debian's interpreter: the one python3-pytest is installed for, whatever else
+# (pyenv, a venv) comes first on PATH.
+PYTHON ?= /usr/bin/python3
+WORK ?= $(CURDIR)/work
+PRISTINE := $(WORK)/linux-6.1
+KERNEL ?= $(PRISTINE)
+TARBALL ?= /usr/src/linux-source-6.1.tar.xz
+
+# Everything the project runs, from Debian's archive.  Nothing else is needed.
+DEB_PACKAGES := bc binutils bison busybox-static ccache coccinelle cpio flex gcc \
+	git libelf-dev libssl-dev linux-source-6.1 make perl python3 python3-pytest \
+	qemu-system-x86 sparse xz-utils
+
+PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
+PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
+
+# "Not built yet" targets say so and fail; they never pretend.
+define not_built_yet
+	@echo "make $@: not built yet: $(1) (run \`issues\` to see its issue)" >&2; exit 2
+endef
+
+.PHONY: help setup check test audit patches boot-test bench clean distclean
+
+help:
+	@echo "sem2mutex targets (all take KERNEL=/path/to/kernel/tree):"
+	@echo "  setup      install the Debian packages, unpack the 6.1 tree (idempotent)"
+	@echo "  check      the fast tests (seconds)"
+	@echo "  test       everything CI runs: check, then the kernel build and boot tests"
+	@echo "  audit      classify every struct semaphore of KERNEL into a report"
+	@echo "  patches    emit conversion patches per subsystem"
+	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU"
+	@echo "  bench      measure the toolkit and the seed's table on 6.1"
+	@echo "  clean      remove builds, boot logs and worktrees (keeps the 6.1 tree)"
+	@echo "  distclean  remove the whole work area, 6.1 tree included"
+
+setup:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+			grep -q '^install ok installed' || echo $$p; done); \
+	if [ -z "$$missing" ]; then \
+		echo "make setup: all $(words $(DEB_PACKAGES)) Debian packages are installed"; \
+	else \
+		if [ "$$(id -u)" = 0 ]; then sudo=; \
+		elif command -v sudo >/dev/null; then sudo=sudo; \
+		else echo "make setup: error: need root or sudo to install:$$missing" >&2; exit 1; fi; \
+		echo "make setup: installing:" $$missing; \
+		$$sudo apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q \
+			--no-install-recommends $$missing; \
+	fi
+	@$(PYTHON) -m classify.tree prepare --tarball $(TARBALL) --dest $(PRISTINE)
+	@$(PREFLIGHT) spatch sparse qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio git perl
+
+check:
+	@$(PREFLIGHT)
+	$(PYTEST) -m "not slow" tests
+
+test: check
+	@$(PREFLIGHT) spatch sparse qemu-system-x86_64 busybox ccache gcc
+	$(PYTEST) -m slow tests
+	$(MAKE) boot-test
+
+audit:
+	@$(PREFLIGHT) spatch
+	$(call not_built_yet,the classifier and its report)
+
+patches:
+	@$(PREFLIGHT) spatch sparse
+	$(call not_built_yet,the per-subsystem conversion patches)
+
+boot-test:
+	@$(PREFLIGHT) --free-gib 4 qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio
+	$(PYTHON) -m qemu boot-test --kernel $(KERNEL)
+
+bench:
+	@$(PREFLIGHT)
+	$(call not_built_yet,the benchmarks)
+
+clean:
+	rm -rf $(WORK)/build $(WORK)/boots $(WORK)/initramfs
+	rm -rf $(WORK)/trees
+	if [ -d $(PRISTINE)/.git ]; then git -C $(PRISTINE) worktree prune; fi
+
+distclean:
+	rm -rf $(WORK)
