@@ -89,8 +89,8 @@ def git(tree: Path, *args: str, env: dict[str, str] | None = None) -> str:
     result = subprocess.run(["git", "-C", str(tree), *args], capture_output=True,
                             text=True, env={**os.environ, **(env or {})})
     if result.returncode != 0:
-        raise TreeError(f"git {' '.join(args)} in {tree} failed: "
-                        f"{result.stderr.strip().splitlines()[-1:] or ['?']}")
+        last = result.stderr.strip().splitlines()[-3:] or ["?"]
+        raise TreeError(f"git {' '.join(args[:2])} in {tree} failed: " + " | ".join(last))
     return result.stdout
 
 

@@ -1,0 +1,5 @@
+import sys
+
+from qemu.cli import main
+
+sys.exit(main())

@@ -1,0 +1,159 @@
+"""`run` only chains the stages: source -> configure -> build -> initramfs -> run ->
+parse -> evaluate; boot_test runs a scenario set, building each configuration once.
+
+Per boot, work/boots/<scenario>.json (sorted, stable) and <scenario>.log (the console).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from classify.tree import TreeError
+from qemu import parse
+from qemu.build import BuildRequest, BuildResult, BuildStatus, build, build_dir_for
+from qemu.common import DEFAULT_KERNEL, WORK_DIR, Timer, dumps
+from qemu.config import ConfigRequest, ConfigResult, ConfigStatus, configure
+from qemu.rootfs import InitramfsRequest, InitramfsResult, InitramfsStatus, make_initramfs
+from qemu.run import RunRequest, RunResult, RunStatus, probe_kvm, run_qemu
+from qemu.scenarios import Evaluation, Scenario, evaluate
+from qemu.source import Source, kernel_key, prepare_source
+
+log = logging.getLogger("sem2mutex.qemu.boot")
+
+BOOTS_DIR = WORK_DIR / "boots"
+
+
+@dataclass
+class Kernel:
+    """A built configuration: what boots need from the config+build stages."""
+    fragments: tuple[str, ...]
+    config: ConfigResult
+    build: BuildResult | None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.build is not None and self.build.status is BuildStatus.SUCCESS
+
+
+@dataclass
+class BootResult:
+    scenario: str
+    passed: bool
+    verdict: str
+    problems: list[str]
+    json_path: Path | None = None
+    reports: list[str] = field(default_factory=list)   # "kind: title"
+    run_elapsed: float = 0.0
+
+
+def build_kernel(source: Source, fragments: tuple[str, ...]) -> Kernel:
+    bdir = build_dir_for(fragments, kernel_key(source.kernel))
+    cres = configure(ConfigRequest(source.tree, bdir, fragments))
+    if cres.status is not ConfigStatus.SUCCESS:
+        return Kernel(fragments, cres, None,
+                      [f"config {cres.status.value}: {e}" for e in cres.errors])
+    bres = build(BuildRequest(source.tree, bdir))
+    problems = [] if bres.status is BuildStatus.SUCCESS else (
+        [f"build failed ({bres.log}):"] + bres.errors)
+    return Kernel(fragments, cres, bres, problems)
+
+
+def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, source: Source,
+                  accel: str = "tcg", out_dir: Path = BOOTS_DIR) -> BootResult:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log_path = out_dir / f"{sc.name}.log"
+    record: dict = {
+        "scenario": sc.name, "fragments": list(sc.fragments), "append": sc.append(),
+        "kernel": str(source.kernel), "series": source.series,
+        "config_hash": kernel.config.config_hash,
+        "stages": {"config": {"status": kernel.config.status, "elapsed": kernel.config.elapsed,
+                              "skipped": kernel.config.skipped, "errors": kernel.config.errors}},
+    }
+    if kernel.build is not None:
+        record["stages"]["build"] = {"status": kernel.build.status,
+                                     "elapsed": kernel.build.elapsed,
+                                     "errors": kernel.build.errors}
+    record["stages"]["initramfs"] = {"status": initramfs.status, "elapsed": initramfs.elapsed,
+                                     "sha256": initramfs.sha256, "errors": initramfs.errors}
+    problems = list(kernel.problems) + initramfs.errors
+    verdict = "not_booted"
+    if kernel.ok and initramfs.status is InitramfsStatus.SUCCESS:
+        assert kernel.build is not None and kernel.build.image and initramfs.image
+        rres: RunResult = run_qemu(RunRequest(kernel.build.image, initramfs.image, log_path,
+                                              sc.append(), sc.timeout, accel=accel))
+        record["stages"]["run"] = {"status": rres.status, "elapsed": rres.elapsed,
+                                   "returncode": rres.returncode, "errors": rres.errors,
+                                   "command": rres.command}
+        if rres.status is RunStatus.QEMU_MISSING:
+            problems += rres.errors
+        else:
+            with Timer() as t:
+                parsed = parse.parse_log(log_path.read_text(errors="replace"))
+                ev: Evaluation = evaluate(sc, parsed)
+            record["stages"]["parse"] = {"elapsed": t.elapsed}
+            record.update(parsed=parsed, verdict=parsed.verdict)
+            verdict = parsed.verdict
+            problems += ev.problems
+            if rres.status is RunStatus.QEMU_FAILED:
+                problems += rres.errors
+            if problems and parsed.verdict in ("hang", "truncated") and sc.verdict != \
+                    parsed.verdict:
+                problems += ["last console lines:"] + ["  | " + ln for ln in rres.tail]
+    record["verdict"] = verdict
+    record["passed"] = not problems
+    record["problems"] = problems
+    for rep in record.get("parsed").reports if record.get("parsed") else []:
+        rep.body = rep.body[:60]
+    json_path = out_dir / f"{sc.name}.json"
+    json_path.write_text(dumps(record))
+    parsed_ = record.get("parsed")
+    return BootResult(sc.name, not problems, verdict, problems, json_path,
+                      [f"{r.kind}: {r.title}" for r in parsed_.reports] if parsed_ else [],
+                      record["stages"].get("run", {}).get("elapsed", 0.0))
+
+
+def boot_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL, accel: str = "tcg",
+              out_dir: Path = BOOTS_DIR) -> list[BootResult]:
+    """Every scenario; each distinct fragment set is configured and built once."""
+    try:
+        source = prepare_source(kernel)
+    except TreeError as err:
+        return [BootResult(sc.name, False, "not_booted", [f"source: {err}"])
+                for sc in scenarios]
+    if not source.series:
+        log.warning("kernel-patches/series does not exist yet: booting %s unpatched "
+                    "(fragments that need the series will be reported Missing)", kernel)
+    initramfs = make_initramfs(InitramfsRequest())
+    kernels: dict[tuple[str, ...], Kernel] = {}
+    results = []
+    for sc in scenarios:
+        if sc.fragments not in kernels:
+            kernels[sc.fragments] = build_kernel(source, sc.fragments)
+        k = kernels[sc.fragments]
+        use = accel
+        if accel == "kvm" and k.ok and initramfs.image:
+            assert k.build is not None and k.build.image
+            if not probe_kvm(k.build.image, initramfs.image, out_dir / "kvm-probe.log"):
+                use = "tcg"
+            accel = use   # probe once
+        results.append(boot_scenario(sc, k, initramfs, source, use, out_dir))
+        r = results[-1]
+        log.info("%s: %s (%s)", sc.name, "PASS" if r.passed else "FAIL", r.verdict)
+    return results
+
+
+def summary(results: list[BootResult]) -> str:
+    lines = []
+    for r in results:
+        lines.append(f"{'PASS' if r.passed else 'FAIL'} {r.scenario} ({r.verdict}, "
+                     f"boot {r.run_elapsed:.1f} s, {len(r.reports)} reports)")
+        lines += [f"    report {rep}" for rep in r.reports]
+        lines += [f"    {p}" for p in r.problems]
+    passed = sum(r.passed for r in results)
+    lines.append(f"boot-test: {passed} passed, {len(results) - passed} failed")
+    return "\n".join(lines)
+
+

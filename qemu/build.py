@@ -1,0 +1,90 @@
+"""Stage 2, build: bzImage in a persistent O= directory, with ccache, -j cores+1.
+
+A failed build is reported by name with the compiler/linker lines that matter (and
+their next lines), not as a traceback; the whole make output is kept in
+<build_dir>/build.log.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qemu.common import WORK_DIR, Timer
+from qemu.common import jobs as default_jobs
+from qemu.config import BUILD_ENV, MAKE_ARGS
+
+log = logging.getLogger("sem2mutex.qemu.build")
+
+IMAGE = Path("arch/x86/boot/bzImage")
+_ERROR = re.compile(r"(error:|Error \d+|undefined reference|\*\*\*|multiple definition"
+                    r"|No rule to make target|fatal error|Segmentation fault)")
+
+
+class BuildStatus(enum.Enum):
+    SUCCESS = "success"
+    FAILURE = "failure"
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    tree: Path
+    build_dir: Path
+    jobs: int = field(default_factory=default_jobs)
+    target: str = "bzImage"
+
+
+@dataclass
+class BuildResult:
+    status: BuildStatus
+    elapsed: float
+    image: Path | None = None
+    errors: list[str] = field(default_factory=list)
+    log: Path | None = None
+
+
+def build_dir_for(fragments: tuple[str, ...], kernel_key: str = "",
+                  root: Path = WORK_DIR / "build") -> Path:
+    """One O= directory per configuration, named by its fragment set."""
+    name = "+".join(fragments)
+    return root / (f"{kernel_key}-{name}" if kernel_key else name)
+
+
+def error_lines(output: str, limit: int = 40) -> list[str]:
+    """The lines of a make log that say what broke, each with the line after it."""
+    lines = output.splitlines()
+    picked: list[str] = []
+    seen: set[int] = set()
+    for i, line in enumerate(lines):
+        if _ERROR.search(line):
+            for j in (i, i + 1):
+                if j < len(lines) and j not in seen and lines[j].strip():
+                    seen.add(j)
+                    picked.append(lines[j])
+    return picked[:limit] or lines[-limit:]
+
+
+def build(req: BuildRequest) -> BuildResult:
+    with Timer() as t:
+        logfile = req.build_dir / "build.log"
+        log.info("building %s (make -j%d %s)", req.build_dir.name, req.jobs, req.target)
+        with logfile.open("w") as out:
+            res = subprocess.run(
+                ["make", "-C", str(req.tree), f"O={req.build_dir}", *MAKE_ARGS,
+                 f"-j{req.jobs}", req.target],
+                stdout=out, stderr=subprocess.STDOUT, text=True,
+                env={**os.environ, **BUILD_ENV})
+    if res.returncode != 0:
+        return BuildResult(BuildStatus.FAILURE, t.elapsed, None,
+                           error_lines(logfile.read_text(errors="replace")), logfile)
+    image = req.build_dir / (IMAGE if req.target == "bzImage" else req.target)
+    if not image.is_file():
+        return BuildResult(BuildStatus.FAILURE, t.elapsed, None,
+                           [f"make succeeded but {image} is missing"], logfile)
+    log.info("built %s in %.1f s", image, t.elapsed)
+    return BuildResult(BuildStatus.SUCCESS, t.elapsed, image, [], logfile)

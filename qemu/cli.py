@@ -1,0 +1,158 @@
+"""python3 -m qemu SUBCOMMAND: each stage on its own, `boot` and `boot-test` chain them."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from classify.tree import TreeError
+from qemu import bitcheck, parse
+from qemu.boot import BOOTS_DIR, boot_test, build_kernel, summary
+from qemu.build import build_dir_for
+from qemu.common import DEFAULT_KERNEL, dumps
+from qemu.config import ConfigRequest, ConfigStatus, configure
+from qemu.rootfs import InitramfsRequest, InitramfsStatus, make_initramfs
+from qemu.run import RunRequest, RunStatus, run_qemu
+from qemu.scenarios import list_scenarios, load_scenario, standard_set
+from qemu.source import kernel_key, prepare_source
+
+STANDARD = "standard set: every scenario in qemu/scenarios/ not marked standard = false"
+
+
+def _fragments(text: str) -> tuple[str, ...]:
+    return tuple(f for f in text.split(",") if f)
+
+
+def fixture_header(parsed: parse.ParsedLog, source: str) -> str:
+    """syzkaller-style header; the first report is the one the fixture is about."""
+    if not parsed.reports:
+        return f"KIND: none\nSOURCE: {source}\n"
+    first = parsed.reports[0]
+    also = sorted({r.kind for r in parsed.reports[1:]} - {first.kind})
+    lines = [f"TITLE: {first.title}", f"KIND: {first.kind}"]
+    if also:
+        lines.append("ALSO: " + ", ".join(also))
+    if first.locks:
+        lines.append("LOCKS: " + ", ".join(lk.lock_class for lk in first.locks))
+    if first.task:
+        lines.append(f"TASK: {first.task}")
+    lines.append(f"SOURCE: {source}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python3 -m qemu", description=__doc__)
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def kernel_arg(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--kernel", type=Path, default=DEFAULT_KERNEL,
+                        help="kernel tree (read only; built from a worktree with the "
+                        "series applied), default %(default)s")
+
+    sp = sub.add_parser("config", help="tinyconfig + fragments + olddefconfig, check Missing")
+    kernel_arg(sp)
+    sp.add_argument("--fragments", default="base", type=_fragments,
+                    help="comma-separated fragments of qemu/configs/ (default: base)")
+    sp = sub.add_parser("build", help="configure and build a bzImage (ccache, incremental)")
+    kernel_arg(sp)
+    sp.add_argument("--fragments", default="base", type=_fragments)
+    sub.add_parser("initramfs", help="build work/initramfs/initramfs.cpio")
+    sp = sub.add_parser("run", help="boot an image in QEMU, console teed to --log")
+    sp.add_argument("--image", type=Path, required=True, help="bzImage")
+    sp.add_argument("--initrd", type=Path, default=Path("work/initramfs/initramfs.cpio"))
+    sp.add_argument("--append", default="", help="kernel command line additions")
+    sp.add_argument("--timeout", type=float, default=120.0)
+    sp.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
+    sp.add_argument("--log", type=Path, default=Path("work/boots/run.log"))
+    sp = sub.add_parser("parse", help="parse a saved console log, print JSON")
+    sp.add_argument("log", type=Path)
+    sp.add_argument("--body", action="store_true", help="keep each report's raw lines")
+    sp = sub.add_parser("fixture", help="save a boot log as a parser test fixture: header "
+                        "(TITLE/KIND/ALSO/LOCKS/TASK from the parse, review it!) + raw log")
+    sp.add_argument("log", type=Path)
+    sp.add_argument("dest", type=Path)
+    sp.add_argument("--source", required=True, help="which boot produced the log")
+    sp = sub.add_parser("bitcheck", help="build a tinyconfig vmlinux with and without the "
+                        "series (DEBUG_MUTEX_NONE) and compare .text; exit 1 if it differs")
+    kernel_arg(sp)
+    sub.add_parser("scenarios", help="list the scenarios")
+    for name, hlp in (("boot", "boot one or more scenarios"),
+                      ("boot-test", "boot the " + STANDARD + " (or --scenario ...)")):
+        sp = sub.add_parser(name, help=hlp)
+        kernel_arg(sp)
+        sp.add_argument("--scenario", nargs="+", default=None, metavar="NAME")
+        sp.add_argument("--accel", default="tcg", choices=["tcg", "kvm"],
+                        help="kvm only after a probe boot proves it works")
+        sp.add_argument("--out", type=Path, default=BOOTS_DIR)
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="qemu: %(message)s", stream=sys.stderr)
+    try:
+        return _dispatch(args)
+    except (TreeError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.cmd == "parse":
+        parsed = parse.parse_log(args.log.read_text(errors="replace"))
+        if not args.body:
+            for r in parsed.reports:
+                r.body = []
+        sys.stdout.write(dumps(parsed))
+        return 0
+    if args.cmd == "fixture":
+        raw = args.log.read_text(errors="replace")
+        args.dest.write_text(fixture_header(parse.parse_log(raw), args.source) + "\n" + raw)
+        print(fixture_header(parse.parse_log(raw), args.source), end="")
+        return 0
+    if args.cmd == "bitcheck":
+        identical, lines = bitcheck.verdict(bitcheck.bitcheck(args.kernel))
+        print("\n".join(lines))
+        return 0 if identical else 1
+    if args.cmd == "scenarios":
+        for name in list_scenarios():
+            sc = load_scenario(name)
+            print(f"{name:16} {'+'.join(sc.fragments):40} {sc.description}")
+        return 0
+    if args.cmd == "initramfs":
+        res = make_initramfs(InitramfsRequest())
+        sys.stdout.write(dumps(res))
+        return 0 if res.status is InitramfsStatus.SUCCESS else 1
+    if args.cmd == "run":
+        res = run_qemu(RunRequest(args.image, args.initrd, args.log, args.append,
+                                  args.timeout, accel=args.accel))
+        for e in res.errors:
+            print(e, file=sys.stderr)
+        if res.status is RunStatus.TIMEOUT:
+            print("\n".join(res.tail), file=sys.stderr)
+        print(f"run: {res.status.value} after {res.elapsed:.1f} s, log {args.log}")
+        return 0 if res.status is RunStatus.EXITED else 1
+    if args.cmd == "config":
+        src = prepare_source(args.kernel)
+        bdir = build_dir_for(args.fragments, kernel_key(src.kernel))
+        res = configure(ConfigRequest(src.tree, bdir, args.fragments))
+        for e in res.errors:
+            print(e, file=sys.stderr)
+        print(f"config: {res.status.value} in {res.elapsed:.1f} s ({bdir}/.config)")
+        return 0 if res.status is ConfigStatus.SUCCESS else 1
+    if args.cmd == "build":
+        src = prepare_source(args.kernel)
+        k = build_kernel(src, args.fragments)
+        for e in k.problems:
+            print(e, file=sys.stderr)
+        if k.build is not None:
+            print(f"build: {k.build.status.value} in {k.build.elapsed:.1f} s "
+                  f"({k.build.image or k.build.log})")
+        return 0 if k.ok else 1
+    names = args.scenario or standard_set()
+    scenarios = [load_scenario(n) for n in names]
+    results = boot_test(scenarios, args.kernel, args.accel, args.out)
+    print(summary(results))
+    return 0 if all(r.passed for r in results) else 1
+
+

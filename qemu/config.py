@@ -1,0 +1,185 @@
+"""Stage 1, configure: `make tinyconfig`, merge our fragments, `olddefconfig`, verify.
+
+As kunit.py's kunit_config: fragments are parsed into {symbol: value}; a symbol set to
+two different values by two fragments is refused (naming both); after olddefconfig every
+requested option that did not make it into .config is its own "Missing: CONFIG_X=y".
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import logging
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qemu.common import CONFIGS_DIR, Timer
+
+log = logging.getLogger("sem2mutex.qemu.config")
+
+_SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
+_UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+
+# Reproducible kernel builds (Documentation/kbuild/reproducible-builds.rst).
+BUILD_ENV = {
+    "KBUILD_BUILD_TIMESTAMP": "Mon Dec 19 02:34:16 CET 2005",
+    "KBUILD_BUILD_USER": "sem2mutex",
+    "KBUILD_BUILD_HOST": "sem2mutex",
+    "KBUILD_BUILD_VERSION": "1",
+    "LC_ALL": "C",
+    "TZ": "UTC",
+}
+MAKE_ARGS = ["ARCH=x86_64", "CC=ccache gcc", "HOSTCC=gcc"]
+
+
+class ConfigStatus(enum.Enum):
+    SUCCESS = "success"
+    CONFLICT = "conflict"
+    MISSING = "missing"
+    FAILURE = "failure"
+
+
+class ConfigConflict(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Fragment:
+    name: str                 # "base", "mode-full", ...
+    options: dict[str, str]   # CONFIG_X -> "y" | "m" | "n" | '"string"' | number
+
+
+@dataclass(frozen=True)
+class ConfigRequest:
+    tree: Path
+    build_dir: Path
+    fragments: tuple[str, ...]
+    configs_dir: Path = CONFIGS_DIR
+
+
+@dataclass
+class ConfigResult:
+    status: ConfigStatus
+    elapsed: float
+    config_hash: str = ""
+    errors: list[str] = field(default_factory=list)
+    skipped: bool = False     # .config already matched the request
+
+
+def parse_config_text(text: str) -> dict[str, str]:
+    """A .config or fragment as {CONFIG_X: value}; '# CONFIG_X is not set' is 'n'."""
+    options: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if m := _SET.match(line):
+            options[m.group(1)] = m.group(2)
+        elif m := _UNSET.match(line):
+            options[m.group(1)] = "n"
+    return options
+
+
+def load_fragment(name: str, configs_dir: Path = CONFIGS_DIR) -> Fragment:
+    path = configs_dir / f"{name}.config"
+    if not path.is_file():
+        raise FileNotFoundError(f"no config fragment {name!r} ({path})")
+    return Fragment(name, parse_config_text(path.read_text()))
+
+
+def merge_fragments(fragments: list[Fragment]) -> dict[str, str]:
+    """Union of the fragments; the same symbol with two values is a ConfigConflict."""
+    merged: dict[str, str] = {}
+    origin: dict[str, str] = {}
+    conflicts = []
+    for frag in fragments:
+        for sym, value in frag.options.items():
+            if sym in merged and merged[sym] != value:
+                conflicts.append(f"Conflict: {sym}={merged[sym]} in {origin[sym]} "
+                                 f"vs {sym}={value} in {frag.name}")
+                continue
+            merged[sym] = value
+            origin.setdefault(sym, frag.name)
+    if conflicts:
+        raise ConfigConflict("\n".join(conflicts))
+    return merged
+
+
+def format_option(sym: str, value: str) -> str:
+    return f"# {sym} is not set" if value == "n" else f"{sym}={value}"
+
+
+def missing_options(requested: dict[str, str], actual: dict[str, str]) -> list[str]:
+    """Every requested option .config does not have, as 'Missing: CONFIG_X=y'."""
+    missing = []
+    for sym in sorted(requested):
+        want = requested[sym]
+        have = actual.get(sym, "n")
+        if want != have:
+            missing.append(f"Missing: {format_option(sym, want)}"
+                           + ("" if sym in actual else " (not in .config: unknown "
+                              "symbol or unmet dependency)"))
+    return missing
+
+
+def fragments_hash(merged: dict[str, str], tree_head: str = "") -> str:
+    text = "\n".join(format_option(s, merged[s]) for s in sorted(merged)) + "\n" + tree_head
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _make(tree: Path, build_dir: Path, *targets: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["make", "-C", str(tree), f"O={build_dir}", *MAKE_ARGS, *targets],
+                          capture_output=True, text=True, env={**os.environ, **BUILD_ENV})
+
+
+def _tree_head(tree: Path) -> str:
+    res = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True,
+                         text=True)
+    return res.stdout.strip()
+
+
+def configure(req: ConfigRequest) -> ConfigResult:
+    with Timer() as t:
+        result = _configure(req)
+    result.elapsed = t.elapsed
+    return result
+
+
+def _configure(req: ConfigRequest) -> ConfigResult:
+    try:
+        frags = [load_fragment(n, req.configs_dir) for n in req.fragments]
+        merged = merge_fragments(frags)
+    except (ConfigConflict, FileNotFoundError) as err:
+        return ConfigResult(ConfigStatus.CONFLICT, 0.0, errors=str(err).splitlines())
+    chash = fragments_hash(merged, _tree_head(req.tree))
+    req.build_dir.mkdir(parents=True, exist_ok=True)
+    dot = req.build_dir / ".config"
+    stamp = req.build_dir / ".s2m-config-hash"
+    if dot.is_file() and stamp.is_file() and stamp.read_text().strip() == chash:
+        if not missing_options(merged, parse_config_text(dot.read_text())):
+            log.info("config %s unchanged (%s)", req.build_dir.name, chash)
+            return ConfigResult(ConfigStatus.SUCCESS, 0.0, chash, skipped=True)
+    stamp.unlink(missing_ok=True)
+    log.info("configuring %s: tinyconfig + %s", req.build_dir.name, " + ".join(req.fragments))
+    res = _make(req.tree, req.build_dir, "tinyconfig")
+    if res.returncode != 0:
+        return ConfigResult(ConfigStatus.FAILURE, 0.0, chash,
+                            ["make tinyconfig failed:"] + _tail(res.stdout + res.stderr))
+    with dot.open("a") as f:
+        f.write("\n# sem2mutex fragments: " + " ".join(req.fragments) + "\n")
+        for sym in sorted(merged):
+            f.write(format_option(sym, merged[sym]) + "\n")
+    res = _make(req.tree, req.build_dir, "olddefconfig")
+    if res.returncode != 0:
+        return ConfigResult(ConfigStatus.FAILURE, 0.0, chash,
+                            ["make olddefconfig failed:"] + _tail(res.stdout + res.stderr))
+    missing = missing_options(merged, parse_config_text(dot.read_text()))
+    if missing:
+        return ConfigResult(ConfigStatus.MISSING, 0.0, chash, missing)
+    stamp.write_text(chash + "\n")
+    return ConfigResult(ConfigStatus.SUCCESS, 0.0, chash)
+
+
+def _tail(text: str, n: int = 15) -> list[str]:
+    return [line for line in text.splitlines() if line.strip()][-n:]

@@ -1,0 +1,118 @@
+"""Stage 3, initramfs: busybox-static, our static helpers, /init, as a newc cpio.
+
+The archive is written by Python (no cpio/find), every entry with uid/gid 0, mtime 0 and
+sorted names, so the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import logging
+import shutil
+import stat
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qemu.common import INITRAMFS_SRC, WORK_DIR, Timer
+
+log = logging.getLogger("sem2mutex.qemu.rootfs")
+
+BUSYBOX = Path("/bin/busybox")
+
+
+class InitramfsStatus(enum.Enum):
+    SUCCESS = "success"
+    BUSYBOX_MISSING = "busybox_missing"
+    COMPILE_FAILED = "compile_failed"
+
+
+@dataclass(frozen=True)
+class InitramfsRequest:
+    out_dir: Path = WORK_DIR / "initramfs"
+    src_dir: Path = INITRAMFS_SRC
+    busybox: Path = BUSYBOX
+
+
+@dataclass
+class InitramfsResult:
+    status: InitramfsStatus
+    elapsed: float
+    image: Path | None = None
+    sha256: str = ""
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str          # path inside the archive, no leading "/"
+    mode: int          # full st_mode (type + permissions)
+    data: bytes = b""  # file contents or symlink target
+    rdev: tuple[int, int] = (0, 0)
+
+
+def newc(entries: list[Entry]) -> bytes:
+    """A newc ("070701") cpio archive of entries, sorted by name, plus the trailer."""
+    out = bytearray()
+    ino = 1
+    for e in sorted(entries, key=lambda e: e.name) + [Entry("TRAILER!!!", 0)]:
+        name = e.name.encode() + b"\0"
+        fields = [ino, e.mode, 0, 0, 2 if stat.S_ISDIR(e.mode) else 1, 0, len(e.data),
+                  0, 0, e.rdev[0], e.rdev[1], len(name), 0]
+        out += b"070701" + b"".join(b"%08X" % f for f in fields) + name
+        out += b"\0" * (-len(out) % 4) + e.data
+        out += b"\0" * (-len(out) % 4)
+        ino += 1
+    out += b"\0" * (-len(out) % 512)
+    return bytes(out)
+
+
+def compile_helpers(src_dir: Path, out_dir: Path) -> tuple[dict[str, Path], list[str]]:
+    """gcc -static -O2 each qemu/initramfs/*.c; returns {name: binary} and errors."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    built: dict[str, Path] = {}
+    errors: list[str] = []
+    for src in sorted(src_dir.glob("*.c")):
+        binary = out_dir / src.stem
+        if not binary.exists() or binary.stat().st_mtime < src.stat().st_mtime:
+            res = subprocess.run(["gcc", "-static", "-O2", "-Wall", "-Werror", "-o",
+                                  str(binary), str(src)], capture_output=True, text=True)
+            if res.returncode != 0:
+                errors += [f"{src.name}: gcc failed:"] + res.stderr.splitlines()[:20]
+                continue
+        built[src.stem] = binary
+    return built, errors
+
+
+def make_initramfs(req: InitramfsRequest) -> InitramfsResult:
+    with Timer() as t:
+        result = _make(req)
+    result.elapsed = t.elapsed
+    return result
+
+
+def _make(req: InitramfsRequest) -> InitramfsResult:
+    bb = req.busybox
+    if not bb.is_file() or shutil.which(str(bb)) is None:
+        return InitramfsResult(InitramfsStatus.BUSYBOX_MISSING, 0.0, errors=[
+            f"{bb} not found: apt-get install busybox-static"])
+    helpers, errors = compile_helpers(req.src_dir, req.out_dir / "bin")
+    if errors:
+        return InitramfsResult(InitramfsStatus.COMPILE_FAILED, 0.0, errors=errors)
+    d, x = stat.S_IFDIR | 0o755, stat.S_IFREG | 0o755
+    entries = [Entry(n, d) for n in ("bin", "dev", "proc", "sys", "tmp", "sbin")]
+    entries += [Entry("dev/console", stat.S_IFCHR | 0o600, rdev=(5, 1)),
+                Entry("dev/null", stat.S_IFCHR | 0o666, rdev=(1, 3)),
+                Entry("dev/ttyS0", stat.S_IFCHR | 0o600, rdev=(4, 64)),
+                Entry("init", x, (req.src_dir / "init").read_bytes()),
+                Entry("bin/busybox", x, bb.read_bytes()),
+                Entry("bin/sh", stat.S_IFLNK | 0o777, b"busybox")]
+    entries += [Entry(f"bin/{name}", x, path.read_bytes()) for name, path in helpers.items()]
+    data = newc(entries)
+    image = req.out_dir / "initramfs.cpio"
+    if not image.is_file() or image.read_bytes() != data:
+        image.write_bytes(data)
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    log.info("initramfs %s (%d KiB, %s)", image, len(data) // 1024, digest)
+    return InitramfsResult(InitramfsStatus.SUCCESS, 0.0, image, digest)

@@ -1,0 +1,148 @@
+"""Stage 4, run: boot a bzImage + initramfs in QEMU, console teed live to a log file.
+
+The timeout is enforced from outside: QEMU runs in its own session (process group) and
+the whole group is killed when the deadline passes.  The harness appends one line of its
+own to the console log, always starting with HARNESS_PREFIX, saying how QEMU ended;
+parse.py reads the verdict (hang, QEMU failure, truncated log) from that line.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import threading
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qemu.common import Timer
+
+log = logging.getLogger("sem2mutex.qemu.run")
+
+QEMU = "/usr/bin/qemu-system-x86_64"
+HARNESS_PREFIX = "s2m-harness: "
+BASE_CMDLINE = "console=ttyS0 panic=-1 ignore_loglevel"
+
+
+class RunStatus(enum.Enum):
+    EXITED = "exited"              # QEMU ended by itself with status 0 (reboot/panic)
+    TIMEOUT = "timeout"            # killed by the harness at the deadline
+    QEMU_MISSING = "qemu_missing"
+    QEMU_FAILED = "qemu_failed"    # QEMU ended with a non-zero status / signal
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    kernel: Path
+    initrd: Path
+    log_path: Path
+    append: str = ""                     # added after BASE_CMDLINE
+    timeout: float = 120.0
+    accel: str = "tcg"
+    memory_mb: int = 256
+    qemu: str = QEMU
+    command: tuple[str, ...] | None = None  # replaces the QEMU command line (tests)
+
+
+@dataclass
+class RunResult:
+    status: RunStatus
+    elapsed: float
+    returncode: int | None = None
+    log_path: Path | None = None
+    tail: list[str] = field(default_factory=list)   # last 50 console lines
+    errors: list[str] = field(default_factory=list)
+    command: list[str] = field(default_factory=list)
+
+
+def qemu_command(req: RunRequest) -> list[str]:
+    if req.command is not None:
+        return list(req.command)
+    cmdline = BASE_CMDLINE + (" " + req.append if req.append else "")
+    return [req.qemu, "-accel", req.accel, "-m", str(req.memory_mb), "-smp", "1",
+            "-nographic", "-no-reboot", "-kernel", str(req.kernel), "-initrd",
+            str(req.initrd), "-append", cmdline]
+
+
+def run_qemu(req: RunRequest) -> RunResult:
+    cmd = qemu_command(req)
+    if req.command is None and shutil.which(cmd[0]) is None:
+        return RunResult(RunStatus.QEMU_MISSING, 0.0, command=cmd, errors=[
+            f"{cmd[0]} not found: apt-get install qemu-system-x86"])
+    req.log_path.parent.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+    with Timer() as t, req.log_path.open("w", encoding="utf-8", errors="replace") as out:
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as err:
+            return RunResult(RunStatus.QEMU_MISSING, 0.0, command=cmd,
+                             errors=[f"cannot start {cmd[0]}: {err}"])
+        log.info("booting (%s, timeout %.0f s): %s", req.accel, req.timeout, req.log_path)
+        stderr_chunks: list[bytes] = []
+
+        def tee() -> None:
+            assert proc.stdout is not None
+            for raw in iter(proc.stdout.readline, b""):
+                text = raw.decode("utf-8", "replace").replace("\r", "").rstrip("\n")
+                lines.append(text)
+                out.write(text + "\n")
+                out.flush()
+
+        def drain() -> None:
+            assert proc.stderr is not None
+            stderr_chunks.append(proc.stderr.read())
+
+        threads = [threading.Thread(target=tee, daemon=True),
+                   threading.Thread(target=drain, daemon=True)]
+        for th in threads:
+            th.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=req.timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        for th in threads:
+            th.join(timeout=5)
+        elapsed = t.now()
+        stderr = b"".join(stderr_chunks).decode("utf-8", "replace").strip()
+        if timed_out:
+            status = RunStatus.TIMEOUT
+            marker = f"timeout after {req.timeout:.0f} s, killed qemu"
+        elif proc.returncode != 0:
+            status = RunStatus.QEMU_FAILED
+            marker = f"qemu exited with status {proc.returncode}"
+        else:
+            status = RunStatus.EXITED
+            marker = "qemu exited with status 0"
+        out.write(f"{HARNESS_PREFIX}{marker} after {elapsed:.1f} s\n")
+    errors = []
+    if status is RunStatus.QEMU_FAILED:
+        errors = [f"{cmd[0]} exited with status {proc.returncode}"] + stderr.splitlines()[-10:]
+    elif status is RunStatus.TIMEOUT:
+        errors = [f"no end of boot after {req.timeout:.0f} s (hang); last console lines:"]
+    log.info("qemu: %s after %.1f s", status.value, t.elapsed)
+    return RunResult(status, t.elapsed, proc.returncode, req.log_path, lines[-50:], errors, cmd)
+
+
+def probe_kvm(kernel: Path, initrd: Path, log_path: Path, timeout: float = 20.0) -> bool:
+    """KVM only after a short probe boot proves it reaches our init (nested KVM here
+    hangs silently after the firmware)."""
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False
+    res = run_qemu(RunRequest(kernel, initrd, log_path, "s2m.scenario=kvm-probe",
+                              timeout, accel="kvm"))
+    ok = res.status is RunStatus.EXITED and "s2m-init: done" in log_path.read_text()
+    log.info("kvm probe: %s", "works" if ok else "does not work, using tcg")
+    return ok
+
+

@@ -1,0 +1,127 @@
+"""Scenarios: what to build, how to boot, and what the boot must show.
+
+A scenario is a TOML file in qemu/scenarios/:
+
+    description = "..."
+    standard = true                # false: only with boot-test --scenario NAME
+    fragments = ["base", "mode-full", "kunit", "rule-check"]   # config, in merge order
+    cmdline = "mutex_rule_check=abba"                          # kernel command line extra
+    steps = []                                                 # /init steps (see init)
+    timeout = 120                                              # seconds, from outside
+    [expect]
+    verdict = "completed"          # completed | panic | hang
+    ktap_all_ok = true             # every KTAP result ok (and at least one KUnit test)
+    ktap = { "s2m-init/boot" = "ok" }          # path -> status, for named results
+    reports = [ { kind = "circular_locking", title = "circular locking" } ]
+
+evaluate() is pure: every expected report must be matched (kind equal, title
+substring), every report must be expected, verdict and KTAP must match.  A negative
+control (hang, panic) passes when the harness observes exactly the failure it expects.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qemu.common import SCENARIOS_DIR
+from qemu.parse import ParsedLog, Report
+
+
+@dataclass(frozen=True)
+class ExpectedReport:
+    kind: str
+    title: str = ""
+
+    def matches(self, report: Report) -> bool:
+        return report.kind == self.kind and self.title in report.title
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    fragments: tuple[str, ...]
+    cmdline: str = ""
+    steps: tuple[str, ...] = ()
+    timeout: float = 120.0
+    verdict: str = "completed"
+    ktap_all_ok: bool = False
+    ktap: dict[str, str] = field(default_factory=dict)
+    reports: tuple[ExpectedReport, ...] = ()
+    standard: bool = True          # part of `boot-test` without --scenario
+
+    def append(self) -> str:
+        """The kernel command line additions: ours, the scenario, its /init steps."""
+        words = [self.cmdline.strip(), f"s2m.scenario={self.name}"]
+        words += [f"s2m.step={s}" for s in self.steps]
+        return " ".join(w for w in words if w)
+
+
+@dataclass
+class Evaluation:
+    passed: bool
+    problems: list[str]
+
+
+def scenario_from_dict(name: str, data: dict) -> Scenario:
+    exp = data.get("expect", {})
+    return Scenario(
+        name=name, description=data.get("description", ""),
+        fragments=tuple(data.get("fragments", ["base"])), cmdline=data.get("cmdline", ""),
+        steps=tuple(data.get("steps", [])), timeout=float(data.get("timeout", 120)),
+        verdict=exp.get("verdict", "completed"), ktap_all_ok=bool(exp.get("ktap_all_ok")),
+        ktap=dict(exp.get("ktap", {})),
+        reports=tuple(ExpectedReport(r["kind"], r.get("title", ""))
+                      for r in exp.get("reports", [])),
+        standard=bool(data.get("standard", True)))
+
+
+def load_scenario(name: str, directory: Path = SCENARIOS_DIR) -> Scenario:
+    path = directory / f"{name}.toml"
+    if not path.is_file():
+        known = ", ".join(list_scenarios(directory))
+        raise FileNotFoundError(f"no scenario {name!r} in {directory} (known: {known})")
+    with path.open("rb") as f:
+        return scenario_from_dict(name, tomllib.load(f))
+
+
+def list_scenarios(directory: Path = SCENARIOS_DIR) -> list[str]:
+    return sorted(p.stem for p in directory.glob("*.toml"))
+
+
+def standard_set(directory: Path = SCENARIOS_DIR) -> list[str]:
+    """What `boot-test` boots without --scenario (every scenario not marked standard=false)."""
+    return [n for n in list_scenarios(directory) if load_scenario(n, directory).standard]
+
+
+def evaluate(sc: Scenario, parsed: ParsedLog) -> Evaluation:
+    problems: list[str] = []
+    if parsed.verdict != sc.verdict:
+        problems.append(f"verdict {parsed.verdict}, expected {sc.verdict}")
+    unmatched = list(parsed.reports)
+    for exp in sc.reports:
+        hit = next((r for r in unmatched if exp.matches(r)), None)
+        if hit is None:
+            problems.append(f"missing expected report: {exp.kind} {exp.title!r}")
+        else:
+            unmatched.remove(hit)
+    # A report the scenario expects may repeat (e.g. one per CPU); only other kinds are
+    # unexpected.
+    expected_kinds = {(e.kind, e.title) for e in sc.reports}
+    for r in unmatched:
+        if not any(k == r.kind and t in r.title for k, t in expected_kinds):
+            problems.append(f"unexpected report: {r.kind}: {r.title} (line {r.line})")
+    leaves = {path: st for doc in parsed.ktap for path, st in doc.leaves()}
+    for path, want in sorted(sc.ktap.items()):
+        got = leaves.get(path)
+        if got != want:
+            problems.append(f"KTAP {path}: {got or 'absent'}, expected {want}")
+    if sc.ktap_all_ok:
+        bad = sorted(f"{p}: {s}" for p, s in leaves.items() if s not in ("ok", "skip"))
+        if bad:
+            problems.append("KTAP not all ok: " + "; ".join(bad[:10]))
+        if not any(doc.name == "kunit" and doc.children for doc in parsed.ktap):
+            problems.append("KTAP: no KUnit results in the log")
+    return Evaluation(not problems, problems)

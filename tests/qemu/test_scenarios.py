@@ -1,0 +1,82 @@
+"""Scenario evaluation: expected report missing -> fail, unexpected -> fail, negative
+controls pass when the expected failure is observed."""
+
+from qemu.parse import KtapNode, ParsedLog, Report
+from qemu.scenarios import (ExpectedReport, Scenario, evaluate, list_scenarios,
+                            load_scenario)
+
+
+def _parsed(verdict="completed", reports=(), kunit_ok=True):
+    init = KtapNode("s2m-init", children=[KtapNode("boot", "ok", 1)], plan=1)
+    kunit = KtapNode("kunit", plan=1, children=[KtapNode(
+        "suite", "ok" if kunit_ok else "not ok", 1,
+        children=[KtapNode("case", "ok" if kunit_ok else "not ok", 1)])])
+    return ParsedLog(verdict, [kunit, init], {}, list(reports), 1, True, "", 10)
+
+
+def _report(kind, title):
+    return Report(kind, title, title, 1)
+
+
+ABBA = Scenario("rule-abba", "", ("base",), reports=(
+    ExpectedReport("circular_locking", "possible circular locking dependency"),))
+
+
+def test_expected_report_present_passes():
+    rep = _report("circular_locking",
+                  "WARNING: possible circular locking dependency detected in f")
+    assert evaluate(ABBA, _parsed(reports=[rep])).passed
+
+
+def test_expected_report_missing_fails():
+    ev = evaluate(ABBA, _parsed())
+    assert not ev.passed
+    assert ev.problems == ["missing expected report: circular_locking "
+                           "'possible circular locking dependency'"]
+
+
+def test_unexpected_report_fails():
+    clean = Scenario("clean", "", ("base",), ktap_all_ok=True)
+    ev = evaluate(clean, _parsed(reports=[_report("bad_unlock_balance", "WARNING: bad")]))
+    assert not ev.passed and ev.problems[0].startswith("unexpected report: bad_unlock")
+    assert evaluate(clean, _parsed()).passed
+
+
+def test_wrong_kind_with_matching_title_does_not_count():
+    rep = _report("recursive_locking", "possible circular locking dependency")
+    assert not evaluate(ABBA, _parsed(reports=[rep])).passed
+
+
+def test_kunit_failure_fails_clean():
+    clean = Scenario("clean", "", ("base",), ktap_all_ok=True)
+    ev = evaluate(clean, _parsed(kunit_ok=False))
+    assert not ev.passed and "KTAP not all ok" in ev.problems[0]
+
+
+def test_ktap_path_expectation():
+    sc = Scenario("x", "", ("base",), ktap={"s2m-init/boot": "ok", "s2m-init/other": "ok"})
+    assert evaluate(sc, _parsed()).problems == ["KTAP s2m-init/other: absent, expected ok"]
+
+
+def test_negative_control_hang_passes_only_on_hang():
+    hang = load_scenario("hang")
+    rep = _report("hang", "s2m-harness: timeout after 40 s, killed qemu after 40.0 s")
+    assert evaluate(hang, _parsed("hang", [rep])).passed
+    assert not evaluate(hang, _parsed("completed")).passed
+
+
+def test_negative_control_panic_passes_only_on_panic():
+    panic = load_scenario("panic")
+    rep = _report("panic", "Kernel panic - not syncing: sysrq triggered crash")
+    assert evaluate(panic, _parsed("panic", [rep])).passed
+    ev = evaluate(panic, _parsed("completed"))
+    assert not ev.passed and "verdict completed, expected panic" in ev.problems
+
+
+def test_standard_set_loads():
+    names = list_scenarios()
+    assert {"clean", "hang", "panic", "smoke", "rule-abba"} <= set(names)
+    for n in names:
+        sc = load_scenario(n)
+        assert sc.fragments[0] == "base"
+        assert f"s2m.scenario={n}" in sc.append()
