@@ -1,0 +1,129 @@
+"""python3 -m classify audit --kernel PATH [--fresh] [--out DIR]
+
+Stages are also subcommands of their own: ``census`` prints the census as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from .tree import TreeError, check_kernel_tree
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_CACHE = REPO / "work" / "cache"
+DEFAULT_KERNEL = REPO / "work" / "linux-6.1"
+
+
+def _target(kernel: Path) -> tuple[Path, str]:
+    """(path, version) of a kernel tree, or of a single C file."""
+    if kernel.is_file():
+        if kernel.suffix not in (".c", ".h"):
+            raise TreeError(f"{kernel}: not a C source file or a kernel tree")
+        return kernel.resolve(), "file-" + kernel.stem
+    tree = check_kernel_tree(kernel)
+    return tree.path, tree.version
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from .audit import run_audit
+    from .report import write_all
+    path, version = _target(args.kernel)
+    out = args.out or REPO / "reports" / (version if version.startswith("file-")
+                                          else f"linux-{version}")
+    audit = run_audit(path, args.cache, fresh=args.fresh, jobs=args.jobs,
+                      timeout=args.timeout, nice=args.nice, version=version)
+    written = write_all(audit, Path(out))
+    counts = {}
+    for r in audit.results:
+        counts[r.verdict.cls] = counts.get(r.verdict.cls, 0) + 1
+    if not audit.results:
+        print(f"audit: no struct semaphore found in {path}")
+    else:
+        print("audit: %d semaphores: %s; %d file(s) not analysed" % (
+            len(audit.results), ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
+            len(audit.failures)))
+    for p in written:
+        print(f"audit: wrote {p}")
+    print("audit: %(total_seconds).1f s (census %(census_seconds).1f s, spatch "
+          "%(facts_seconds).1f s, cache %(cache_hits)d hits / %(cache_misses)d misses)"
+          % audit.stats)
+    return 0
+
+
+def cmd_census(args: argparse.Namespace) -> int:
+    from .census import candidate_files, take_census
+    from .facts import Cache
+    path, _ = _target(args.kernel)
+    if path.is_file():
+        c = take_census(path.parent, [path.name], cache=Cache(args.cache))
+    else:
+        c = take_census(path, candidate_files(path), cache=Cache(args.cache))
+    json.dump({"files": len(c.files),
+               "semaphores": [d.__dict__ for _, d in sorted(c.sems.items())],
+               "pointers": [d.__dict__ for _, d in sorted(c.pointers.items())],
+               "ops": [o.__dict__ for o in c.ops]}, sys.stdout, indent=1, sort_keys=True,
+              default=list)
+    print()
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import main as bench_main
+    tree = check_kernel_tree(args.kernel)
+    return bench_main(tree.path, args.cache, args.runs, args.out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m classify",
+        description="Sort every struct semaphore of a kernel tree into the mutex, "
+                    "completion, counting or unknown pool.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--kernel", type=Path, default=DEFAULT_KERNEL,
+                        help="kernel tree (or one .c/.h file) to audit "
+                             f"(default: {DEFAULT_KERNEL})")
+    common.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
+                        help=f"per-file cache of census scans and spatch facts "
+                             f"(default: {DEFAULT_CACHE})")
+    audit = sub.add_parser("audit", parents=[common],
+                           help="census -> facts -> classes -> audit.json/.md/.html")
+    audit.add_argument("--fresh", action="store_true",
+                       help="ignore the cache (and refill it)")
+    audit.add_argument("--out", type=Path,
+                       help="output directory (default: reports/linux-<version>)")
+    audit.add_argument("--jobs", "-j", type=int, default=None,
+                       help="parallel spatch processes (default: one per CPU)")
+    audit.add_argument("--timeout", type=float, default=120.0,
+                       help="seconds one file may take in spatch (default: 120)")
+    audit.add_argument("--nice", type=int, default=10,
+                       help="niceness of the spatch processes (default: 10, 0: none)")
+    audit.set_defaults(func=cmd_audit)
+    census = sub.add_parser("census", parents=[common],
+                            help="print the census (declarations, calls) as JSON")
+    census.set_defaults(func=cmd_census)
+    bench = sub.add_parser("bench", parents=[common],
+                           help="time the audit cold (--fresh) and warm: median, min, max")
+    bench.add_argument("--runs", type=int, default=5, help="runs of each (default: 5)")
+    bench.add_argument("--out", type=Path, help="also write the figures as JSON here")
+    bench.set_defaults(func=cmd_bench)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except TreeError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,237 @@
+"""The audit: census -> facts -> classes, for a whole tree (or one file).
+
+``run_audit`` chains the stages and returns an ``Audit`` that the report writers
+turn into audit.json, audit.md and audit.html.  Every semaphore of the census is
+in the result; a semaphore whose file spatch could not analyse is ``unknown``
+with "not analysed: ..." rather than dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import census as censusmod
+from .census import Census, Decl, subsystem
+from .facts import Cache, FileFacts, collect_facts
+from .rules import (ACQUIRE, EscapeFact, InitFact, OpFact, SemFacts, Verdict, classify,
+                    eval_count)
+
+log = logging.getLogger("sem2mutex.audit")
+
+INIT_OPS = ("sema_init", "__SEMAPHORE_INITIALIZER")
+
+
+@dataclass
+class SemResult:
+    decl: Decl
+    facts: SemFacts
+    verdict: Verdict
+    subsystem: str
+
+
+@dataclass
+class Audit:
+    kernel: str
+    version: str
+    files: int
+    results: list[SemResult]
+    failures: list[FileFacts]
+    unresolved_ops: list[censusmod.Op]
+    pointers: list[tuple[Decl, list[censusmod.Op]]]
+    stats: dict = field(default_factory=dict)
+
+
+def _norm(e: str) -> str:
+    return re.sub(r"\s+", "", e)
+
+
+def _macros_for(c: Census, path: str) -> dict[str, str]:
+    merged: dict[str, str] = {}
+    conflicts: set[str] = set()
+    for p, defs in c.defines.items():
+        for k, v in defs.items():
+            if k in merged and merged[k] != v:
+                conflicts.add(k)
+            merged.setdefault(k, v)
+    for k in conflicts:
+        merged.pop(k, None)
+    merged.update(c.defines.get(path, {}))
+    return merged
+
+
+def _header_macros(c: Census, path: str, depth: int = 3) -> dict[str, str]:
+    """Object-like macros of the headers path includes (depth levels), for counts
+    such as sema_init(&x, MAX_CMDS) whose macro lives in a header."""
+    root = c.root
+    out: dict[str, str] = {}
+    seen: set[str] = set()
+    level = [path]
+    for _ in range(depth):
+        nxt = []
+        for rel in level:
+            if rel in seen:
+                continue
+            seen.add(rel)
+            incs = c.includes.get(rel)
+            if incs is None:
+                try:
+                    text = censusmod.read_text(root, rel)
+                except OSError:
+                    continue
+                incs = set(censusmod.file_includes(rel, text))
+                if rel != path:
+                    for k, v in censusmod.object_macros(text).items():
+                        out.setdefault(k, v)
+            elif rel != path:
+                for k, v in c.defines.get(rel, {}).items():
+                    out.setdefault(k, v)
+            for inc in sorted(incs):
+                if inc.endswith(".h") and not inc.startswith("asm:") and (root / inc).is_file():
+                    nxt.append(inc)
+        level = nxt
+    return out
+
+
+def _count_value(c: Census, count: str, path: str) -> int | None:
+    value = eval_count(count, _macros_for(c, path))
+    if value is None and re.search(r"[A-Za-z_]", count) and c.root.is_dir():
+        value = eval_count(count, {**_header_macros(c, path), **c.defines.get(path, {})})
+    return value
+
+
+def _line_end(text: str, line: int) -> int:
+    pos = 0
+    for _ in range(line):
+        nxt = text.find("\n", pos)
+        if nxt < 0:
+            return len(text)
+        pos = nxt + 1
+    return pos
+
+
+def join(c: Census, facts: dict[str, FileFacts]) -> dict[str, SemFacts]:
+    """Attach the spatch facts to the census' semaphores."""
+    seen_ops: dict[tuple[str, int, str], str] = {}
+    balanced: set[tuple[str, int]] = set()
+    atomic: dict[tuple[str, int, str], str] = {}
+    seen_inits: set[tuple[str, int]] = set()
+    for rel, ff in facts.items():
+        for f in ff.facts:
+            kind = f.get("fact")
+            if kind == "op":
+                seen_ops[(rel, f["line"], f["op"])] = f.get("func", "")
+            elif kind == "balanced":
+                balanced.add((rel, f["line"]))
+            elif kind == "atomic":
+                atomic.setdefault((rel, f["line"], f["op"]), f["why"])
+            elif kind == "init":
+                seen_inits.add((rel, f["line"]))
+
+    out: dict[str, SemFacts] = {d.id: SemFacts(d.id) for d in c.sems.values()}
+    for d in c.sems.values():
+        sf = out[d.id]
+        if d.init:
+            sf.inits.append(InitFact(d.init, _count_value(c, d.init, d.path),
+                                     d.path, d.line, d.init_form))
+        ff = facts.get(d.path)
+        if ff is not None and ff.status != "ok":
+            sf.not_analysed.append(f"{d.path}: {ff.error}")
+    for op in c.ops:
+        ff = facts.get(op.path)
+        if op.via == "ambiguous":
+            for cand in op.candidates:
+                if cand in out:
+                    out[cand].possible_ops.append(OpFact(op.op, op.path, op.line, op.func,
+                                                         note=op.note))
+            continue
+        if op.via != "direct" or op.target not in out:
+            continue
+        sf = out[op.target]
+        if ff is not None and ff.status != "ok":
+            msg = f"{op.path}: {ff.error}"
+            if msg not in sf.not_analysed:
+                sf.not_analysed.append(msg)
+        if op.op in INIT_OPS:
+            count = op.args[1] if len(op.args) > 1 else "?"
+            sf.inits.append(InitFact(count, _count_value(c, count, op.path),
+                                     op.path, op.line, op.op))
+            continue
+        analysed = (op.path, op.line, op.op) in seen_ops
+        # spatch knows the enclosing function better than the census' brace scan
+        func = seen_ops.get((op.path, op.line, op.op)) or op.func
+        sf.ops.append(OpFact(op.op, op.path, op.line, func, analysed=analysed,
+                             balanced=(op.path, op.line) in balanced and op.op in ACQUIRE,
+                             atomic=atomic.get((op.path, op.line, op.op), ""),
+                             note=op.note))
+    # addresses handed to other code, resolved like the operations
+    res = c.resolver  # type: ignore[attr-defined]
+    for rel, ff in facts.items():
+        cleaned = None
+        for f in ff.facts:
+            if f.get("fact") != "escape":
+                continue
+            expr = "&" + _norm(f["expr"])
+            base, _, _ = censusmod.last_name(censusmod.strip_expr(expr[1:]))
+            if re.fullmatch(r"\w+", base) and (rel, f["line"], base) not in c.hints:
+                if cleaned is None:
+                    cleaned = censusmod.clean_source(c.texts.get(rel, ""))
+                end = _line_end(cleaned, f["line"])
+                c.hints[(rel, f["line"], base)] = censusmod._struct_hint(
+                    cleaned, max(0, end - 20000), end, base)
+            target, via, cands, _ = res.resolve(rel, f.get("func", ""), expr, f["line"],
+                                                strict=True)
+            if via == "direct" and target in out:
+                out[target].escapes.append(EscapeFact(rel, f["line"], f.get("func", ""),
+                                                      f.get("to", "other code")))
+    for sf in out.values():
+        sf.escapes = sorted(set(sf.escapes), key=lambda e: (e.path, e.line, e.to))
+    return out
+
+
+def run_audit(kernel: Path, cache_dir: Path, fresh: bool = False, jobs: int | None = None,
+              timeout: float = 120.0, nice: int = 10, version: str = "") -> Audit:
+    started = time.monotonic()
+    kernel = Path(kernel)
+    cache = Cache(cache_dir, fresh=fresh)
+    if kernel.is_file():
+        files = [kernel.name]
+        root = kernel.parent
+    else:
+        root = kernel
+        log.info("census: prefiltering %s", kernel)
+        files = censusmod.candidate_files(kernel)
+    log.info("census: %d files can matter", len(files))
+    c = censusmod.take_census(root, files, cache=cache)
+    t_census = time.monotonic() - started
+    log.info("census: %d semaphores, %d pointers, %d calls (%.1f s)", len(c.sems),
+             len(c.pointers), len(c.ops), t_census)
+    # spatch only reads the files that declare or touch a semaphore
+    # (a header that only declares a struct member holds no fact worth a parse)
+    relevant = sorted({op.path for op in c.ops} |
+                      {d.path for d in c.sems.values() if d.kind != "member"})
+    names = sorted({d.name for d in c.sems.values()})
+    facts = collect_facts(root, relevant, c.texts, cache, cache_dir, jobs=jobs,
+                          timeout=timeout, nice=nice, names=names)
+    t_facts = time.monotonic() - started - t_census
+    semfacts = join(c, facts)
+    results = []
+    for sid in sorted(semfacts):
+        d = c.sems[sid]
+        results.append(SemResult(d, semfacts[sid], classify(semfacts[sid]), subsystem(d.path)))
+    failures = sorted((ff for ff in facts.values() if ff.status != "ok"), key=lambda f: f.path)
+    unresolved = [op for op in c.ops if op.via in ("unresolved", "ambiguous")]
+    pointers = []
+    for pid in sorted(c.pointers):
+        pointers.append((c.pointers[pid], [op for op in c.ops if op.target == pid]))
+    # calls spatch did not see, by function: the functions it could not parse
+    total = time.monotonic() - started
+    stats = {"census_seconds": round(t_census, 1), "facts_seconds": round(t_facts, 1),
+             "total_seconds": round(total, 1), "cache_hits": cache.hits,
+             "cache_misses": cache.misses, "files_analysed": len(relevant)}
+    log.info("audit: %d semaphores classified in %.1f s", len(results), total)
+    return Audit(str(kernel), version, len(files), results, failures, unresolved, pointers,
+                 stats)
