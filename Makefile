@@ -28,7 +28,7 @@ define not_built_yet
 	@echo "make $@: not built yet: $(1) (run \`issues\` to see its issue)" >&2; exit 2
 endef
 
-.PHONY: help setup check test audit patches boot-test bench clean distclean
+.PHONY: help setup check test audit patches boot-test bitcheck bench clean distclean
 
 help:
 	@echo "sem2mutex targets (all take KERNEL=/path/to/kernel/tree):"
@@ -38,7 +38,8 @@ help:
 	@echo "  audit      classify every struct semaphore of KERNEL into a report"
 	@echo "  patches    emit conversion patches per subsystem"
 	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU"
-	@echo "  bench      measure the toolkit and the seed's table on 6.1"
+	@echo "  bitcheck   show that DEBUG_MUTEX_NONE leaves the kernel's .text unchanged"
+	@echo "  bench      time make audit cold and warm (RUNS=5)"
 	@echo "  clean      remove builds, boot logs and worktrees (keeps the 6.1 tree)"
 	@echo "  distclean  remove the whole work area, 6.1 tree included"
 
@@ -64,14 +65,17 @@ check:
 	@$(PREFLIGHT)
 	$(PYTEST) -m "not slow" tests
 
+# The slow tests run spatch and git am over the whole tree; then the kernels are
+# built and booted.  Both kernel steps are incremental (ccache, persistent O=).
 test: check
 	@$(PREFLIGHT) spatch sparse qemu-system-x86_64 busybox ccache gcc
 	$(PYTEST) -m slow tests
 	$(MAKE) boot-test
+	$(MAKE) bitcheck
 
 audit:
 	@$(PREFLIGHT) spatch
-	$(call not_built_yet,the classifier and its report)
+	$(PYTHON) -m classify audit --kernel $(KERNEL) $(if $(FRESH),--fresh)
 
 patches:
 	@$(PREFLIGHT) spatch sparse
@@ -81,12 +85,17 @@ boot-test:
 	@$(PREFLIGHT) --free-gib 4 qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio
 	$(PYTHON) -m qemu boot-test --kernel $(KERNEL)
 
+bitcheck:
+	@$(PREFLIGHT) --free-gib 4 ccache gcc make flex bison bc
+	$(PYTHON) -m qemu bitcheck --kernel $(KERNEL)
+
+RUNS ?= 5
 bench:
-	@$(PREFLIGHT)
-	$(call not_built_yet,the benchmarks)
+	@$(PREFLIGHT) spatch
+	$(PYTHON) -m classify bench --kernel $(KERNEL) --runs $(RUNS) --out $(WORK)/bench/audit.json
 
 clean:
-	rm -rf $(WORK)/build $(WORK)/boots $(WORK)/initramfs
+	rm -rf $(WORK)/build $(WORK)/boots $(WORK)/initramfs $(WORK)/bench
 	rm -rf $(WORK)/trees
 	if [ -d $(PRISTINE)/.git ]; then git -C $(PRISTINE) worktree prune; fi
 

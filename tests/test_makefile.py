@@ -10,8 +10,8 @@ import pytest
 from test_tree import fake_kernel
 
 REPO = Path(__file__).resolve().parent.parent
-TARGETS_WITH_KERNEL = ["check", "audit", "patches", "boot-test", "bench"]
-NOT_BUILT_YET = ["audit", "patches", "bench"]
+TARGETS_WITH_KERNEL = ["check", "audit", "patches", "boot-test", "bitcheck", "bench"]
+NOT_BUILT_YET = ["patches"]
 
 
 def make(*args: str) -> subprocess.CompletedProcess:
