@@ -47,6 +47,8 @@ class BootResult:
     json_path: Path | None = None
     reports: list[str] = field(default_factory=list)   # "kind: title"
     run_elapsed: float = 0.0
+    fragments: tuple[str, ...] = ()
+    stage_seconds: dict[str, float] = field(default_factory=dict)   # stage -> elapsed
 
 
 def build_kernel(source: Source, fragments: tuple[str, ...]) -> Kernel:
@@ -112,7 +114,8 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
     parsed_ = record.get("parsed")
     return BootResult(sc.name, not problems, verdict, problems, json_path,
                       [f"{r.kind}: {r.title}" for r in parsed_.reports] if parsed_ else [],
-                      record["stages"].get("run", {}).get("elapsed", 0.0))
+                      record["stages"].get("run", {}).get("elapsed", 0.0), sc.fragments,
+                      {k: v["elapsed"] for k, v in record["stages"].items()})
 
 
 def boot_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL, accel: str = "tcg",
@@ -153,7 +156,21 @@ def summary(results: list[BootResult]) -> str:
         lines += [f"    report {rep}" for rep in r.reports]
         lines += [f"    {p}" for p in r.problems]
     passed = sum(r.passed for r in results)
+    lines.append(stage_times(results))
     lines.append(f"boot-test: {passed} passed, {len(results) - passed} failed")
     return "\n".join(lines)
+
+
+def stage_times(results: list[BootResult]) -> str:
+    """One line of per-stage wall time: configure and build count once per kernel."""
+    per_kernel = {r.fragments: r.stage_seconds for r in results}
+    config = sum(s.get("config", 0.0) for s in per_kernel.values())
+    build = sum(s.get("build", 0.0) for s in per_kernel.values())
+    boots = sorted(r.stage_seconds["run"] for r in results if "run" in r.stage_seconds)
+    parse_ms = 1000 * sum(r.stage_seconds.get("parse", 0.0) for r in results)
+    median = boots[len(boots) // 2] if boots else 0.0
+    return (f"boot-test: stages: configure {config:.1f} s, build {build:.1f} s "
+            f"({len(per_kernel)} kernel(s)), boot {sum(boots):.1f} s for {len(boots)} boots "
+            f"(median {median:.1f} s), parse {parse_ms:.0f} ms")
 
 
