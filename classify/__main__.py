@@ -28,12 +28,20 @@ def _target(kernel: Path) -> tuple[Path, str]:
     return tree.path, tree.version
 
 
+def default_out(path: Path, version: str) -> Path:
+    """reports/ holds the committed audit of the default tree only; the audit of
+    any other tree (or file) goes to the work area, named after it."""
+    if path == DEFAULT_KERNEL.resolve():
+        return REPO / "reports" / f"linux-{version}"
+    name = version if version.startswith("file-") else f"{path.name}-{version}"
+    return REPO / "work" / "reports" / name
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     from .audit import run_audit
     from .report import write_all
     path, version = _target(args.kernel)
-    out = args.out or REPO / "reports" / (version if version.startswith("file-")
-                                          else f"linux-{version}")
+    out = args.out or default_out(path, version)
     audit = run_audit(path, args.cache, fresh=args.fresh, jobs=args.jobs,
                       timeout=args.timeout, nice=args.nice, version=version)
     written = write_all(audit, Path(out))
@@ -96,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     audit.add_argument("--fresh", action="store_true",
                        help="ignore the cache (and refill it)")
     audit.add_argument("--out", type=Path,
-                       help="output directory (default: reports/linux-<version>)")
+                       help="output directory (default: reports/linux-<version> for the "
+                            "default tree, work/reports/<dir>-<version> for another)")
     audit.add_argument("--jobs", "-j", type=int, default=None,
                        help="parallel spatch processes (default: one per CPU)")
     audit.add_argument("--timeout", type=float, default=120.0,

@@ -31,7 +31,7 @@ ACQUIRE = ("down", "down_interruptible", "down_killable", "down_trylock", "down_
 CENSUS_VERSION = "census-5"
 # What makes a file matter; the same expression for git grep -P and for Python re.
 PREFILTER = (r"struct semaphore|DEFINE_SEMAPHORE|__SEMAPHORE_INITIALIZER|sema_init|"
-             r"\b(?:down|down_interruptible|down_killable|down_trylock|down_timeout|up)\s*\(")
+             r"\b(?:down|down_interruptible|down_killable|down_trylock|down_timeout|up)[ \t]*\(")
 # The implementation of semaphores, and trees of user-space code, are not users.
 EXCLUDE_PREFIXES = ("tools/", "Documentation/", "scripts/", "usr/")
 EXCLUDE_FILES = ("include/linux/semaphore.h", "kernel/locking/semaphore.c")
@@ -117,19 +117,24 @@ def candidate_files(root: Path) -> list[str]:
 
 
 def _walk_grep(root: Path) -> list[str]:
+    """What `git grep -l -I` finds in a tree that is not a git repository: symlinks
+    (a git tree records them as links, not files) and binary files are skipped."""
     rx = re.compile(PREFILTER)
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         for fn in filenames:
-            if fn.endswith((".c", ".h")):
-                full = os.path.join(dirpath, fn)
-                try:
-                    with open(full, errors="replace") as fh:
-                        if rx.search(fh.read()):
-                            out.append(os.path.relpath(full, root))
-                except OSError:
-                    continue
+            full = os.path.join(dirpath, fn)
+            if not fn.endswith((".c", ".h")) or os.path.islink(full):
+                continue
+            try:
+                with open(full, "rb") as fh:
+                    data = fh.read()
+            except OSError as err:
+                log.warning("%s: %s", full, err)
+                continue
+            if b"\0" not in data[:8000] and rx.search(data.decode(errors="replace")):
+                out.append(os.path.relpath(full, root))
     return out
 
 

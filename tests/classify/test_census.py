@@ -122,6 +122,21 @@ def test_prefilter_on_a_plain_directory(tmp_path):
     assert candidate_files(tmp_path) == ["drivers/a.c"]
 
 
+def test_prefilter_finds_the_same_files_with_and_without_git(tmp_path):
+    """A copy of a tree (no .git) must give the census the files git grep gives."""
+    import subprocess
+    d = tmp_path / "drivers"
+    d.mkdir()
+    (d / "a.c").write_text("static struct semaphore s;\n")
+    (d / "wrapped.c").write_text("/* while the interface is up\n\t(see below) */\n")
+    (d / "blob.c").write_bytes(b"\0\1 struct semaphore in a binary file\n")
+    (d / "link.h").symlink_to("a.c")
+    walked = candidate_files(tmp_path)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    assert candidate_files(tmp_path) == walked == ["drivers/a.c"]
+
+
 def test_subsystem():
     assert subsystem("drivers/block/loop.c") == "drivers/block"
     assert subsystem("kernel/printk/printk.c") == "kernel/printk"

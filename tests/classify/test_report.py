@@ -96,3 +96,11 @@ def test_cli_tree_without_semaphore_users(tmp_path):
                   "--cache", str(tmp_path / "cache"))
     assert res.returncode == 0, res.stderr
     assert "no struct semaphore found" in res.stdout
+
+
+def test_only_the_default_tree_writes_into_reports(tmp_path):
+    from classify.__main__ import DEFAULT_KERNEL, REPO, default_out
+    assert default_out(DEFAULT_KERNEL.resolve(), "6.1.192") == REPO / "reports/linux-6.1.192"
+    assert default_out(tmp_path / "linux-next", "6.1.192") == \
+        REPO / "work/reports/linux-next-6.1.192"
+    assert default_out(tmp_path / "x.c", "file-x") == REPO / "work/reports/file-x"
