@@ -2,6 +2,13 @@
 
 NAME.res is the expected output of `spatch -D report` on NAME.c (sorted lines):
 every script has at least one case it must report and one it must not.
+
+A patch-mode script (`virtual patch`) has cases: NAME.c and NAME--CASE.c, each
+with NAME[--CASE].res (the sorted report) and NAME[--CASE].patched.c (the file
+`spatch -D patch ... -o` writes).  A case names its spatch arguments in a
+`// spatch: -D sem=ID` line, and the semaphores it must leave alone in an
+`// untouched: NAME ...` line; a script has at least one case that changes its
+input and one that leaves it unchanged.
 """
 
 import os
@@ -18,37 +25,121 @@ REPO = Path(__file__).resolve().parents[2]
 COCCI = REPO / "cocci"
 HERE = Path(__file__).resolve().parent
 SCRIPTS = sorted(p.stem for p in COCCI.glob("*.cocci"))
+PATCH_SCRIPTS = [s for s in SCRIPTS
+                 if re.search(r"^virtual patch$", (COCCI / f"{s}.cocci").read_text(), re.M)]
+
+
+def cases(script: str) -> list[str]:
+    """The case files (names relative to HERE) of a script."""
+    found = [p.name for p in HERE.glob(f"{script}--*.c") if not p.name.endswith(".patched.c")]
+    return [f"{script}.c", *sorted(found)]
+
+
+PATCH_CASES = [(s, c) for s in PATCH_SCRIPTS for c in cases(s)]
+
+
+def header(case: str, field: str) -> list[str]:
+    """The words of the `// field: ...` line of a case file."""
+    m = re.search(rf"^// {field}: (.*)$", (HERE / case).read_text(), re.M)
+    return m.group(1).split() if m else []
 
 pytestmark = pytest.mark.skipif(shutil.which("spatch") is None, reason="spatch missing")
 
 
-def spatch(script: str, mode: str, target: str, cwd: Path = HERE) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "SEM2MUTEX_NAMES"}
-    return subprocess.run(["spatch", "--very-quiet", "--no-includes", "--include-headers",
-                           "-D", mode, "--sp-file", str(COCCI / f"{script}.cocci"), target],
+def spatch(script: str, mode: str, target: str, cwd: Path = HERE,
+           extra: list[str] | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("SEM2MUTEX_NAMES", "SEM2MUTEX_SEM")}
+    return subprocess.run(["spatch", "--very-quiet", "--no-includes",
+                           "--include-headers", "-D", mode,
+                           "--sp-file", str(COCCI / f"{script}.cocci"), target, *(extra or [])],
                           cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
+
+
+def sorted_lines(text: str) -> list[str]:
+    return sorted(line for line in text.splitlines() if line.strip())
 
 
 def test_every_script_has_a_pair():
     assert SCRIPTS
     for name in SCRIPTS:
         assert (HERE / f"{name}.c").exists() and (HERE / f"{name}.res").exists(), name
+    for name, case in PATCH_CASES:
+        stem = case[:-2]
+        assert (HERE / f"{stem}.res").exists() and (HERE / f"{stem}.patched.c").exists(), case
+        assert header(case, "spatch"), f"{case}: no `// spatch: -D sem=ID` line"
 
 
-@pytest.mark.parametrize("name", SCRIPTS)
+@pytest.mark.parametrize("name", [s for s in SCRIPTS if s not in PATCH_SCRIPTS])
 def test_report_matches_res(name):
     res = spatch(name, "report", f"{name}.c")
     assert res.returncode == 0, res.stderr
-    got = sorted(line for line in res.stdout.splitlines() if line.strip())
-    want = sorted(line for line in (HERE / f"{name}.res").read_text().splitlines() if line.strip())
+    got = sorted_lines(res.stdout)
+    want = sorted_lines((HERE / f"{name}.res").read_text())
     assert got == want
     assert want, "a pair must have a case the script reports"
 
 
+@pytest.mark.parametrize("name,case", PATCH_CASES)
+def test_patch_script_report_matches_res(name, case):
+    res = spatch(name, "report", case, extra=header(case, "spatch"))
+    assert res.returncode == 0, res.stderr
+    want = sorted_lines((HERE / f"{case[:-2]}.res").read_text())
+    assert sorted_lines(res.stdout) == want
+    assert want, "a case must say what it converts or why it refuses"
+
+
+@pytest.mark.parametrize("name,case", PATCH_CASES)
+def test_patch_matches_patched(name, case, tmp_path):
+    out = tmp_path / case
+    res = spatch(name, "patch", case, extra=[*header(case, "spatch"), "-o", str(out)])
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr, res.stderr
+    before = (HERE / case).read_text()
+    after = out.read_text()
+    assert after == (HERE / f"{case[:-2]}.patched.c").read_text()
+    report = sorted_lines((HERE / f"{case[:-2]}.res").read_text())
+    refused = [line for line in report if "not converted" in line]
+    if refused:
+        # all or nothing: a refused semaphore leaves the file as it was, and
+        # patch mode says why on stderr
+        assert after == before
+        assert len(sorted_lines(res.stderr)) == len(refused), res.stderr
+    else:
+        assert after != before
+    # the semaphores the case names as untouched: every line naming one stays
+    for word in header(case, "untouched"):
+        pat = re.compile(rf"\b{re.escape(word)}\b")
+        lines = [line for line in before.splitlines() if pat.search(line)]
+        assert lines, f"{case}: {word} does not occur"
+        kept = after.splitlines()
+        for line in lines:
+            assert kept.count(line) >= lines.count(line), (word, line)
+
+
+@pytest.mark.parametrize("name", PATCH_SCRIPTS)
+def test_patch_script_has_both_kinds_of_case(name):
+    changed = [c for s, c in PATCH_CASES if s == name
+               and (HERE / c).read_text() != (HERE / f"{c[:-2]}.patched.c").read_text()]
+    unchanged = [c for s, c in PATCH_CASES if s == name and c not in changed]
+    assert changed and unchanged, (changed, unchanged)
+    assert any(header(c, "untouched") for c in changed), "no case with a semaphore left alone"
+
+
+@pytest.mark.parametrize("name", PATCH_SCRIPTS)
+def test_patch_script_without_id_changes_nothing(name):
+    res = spatch(name, "patch", f"{name}.c")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "", res.stdout
+
+
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_other_modes_run(name):
+    text = (COCCI / f"{name}.cocci").read_text()
+    extra = header(f"{name}.c", "spatch") if name in PATCH_SCRIPTS else []
     for mode in ("context", "org", "facts"):
-        res = spatch(name, mode, f"{name}.c")
+        if f"virtual {mode}" not in text:
+            continue
+        res = spatch(name, mode, f"{name}.c", extra=extra)
         assert res.returncode == 0, (mode, res.stderr)
         assert "Traceback" not in res.stderr and "error" not in res.stderr.lower(), res.stderr
 
