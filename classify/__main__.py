@@ -11,6 +11,7 @@ import logging
 import sys
 from pathlib import Path
 
+from .bench import BenchError
 from .tree import TreeError, check_kernel_tree
 
 REPO = Path(__file__).resolve().parent.parent
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(name)s: %(message)s")
     try:
         return args.func(args)
-    except TreeError as err:
+    except (TreeError, BenchError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

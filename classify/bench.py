@@ -20,13 +20,21 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
+class BenchError(Exception):
+    """An audit run failed: its command and the end of its output."""
+
+
 def time_audit(kernel: Path, cache: Path, fresh: bool) -> float:
     with tempfile.TemporaryDirectory(prefix="s2m-bench-") as out:
         cmd = [sys.executable, "-m", "classify", "audit", "--kernel", str(kernel),
                "--cache", str(cache), "--out", out] + (["--fresh"] if fresh else [])
         started = time.monotonic()
-        subprocess.run(cmd, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
-        return time.monotonic() - started
+        res = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+        seconds = time.monotonic() - started
+    if res.returncode != 0:
+        raise BenchError(f"{' '.join(cmd)} failed ({res.returncode}):\n"
+                         + "\n".join(res.stderr.splitlines()[-20:]))
+    return seconds
 
 
 def summarise(seconds: list[float]) -> dict:
