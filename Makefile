@@ -18,7 +18,7 @@ TARBALL ?= /usr/src/linux-source-6.1.tar.xz
 # Everything the project runs, from Debian's archive.  Nothing else is needed.
 DEB_PACKAGES := bc binutils bison busybox-static ccache coccinelle cpio flex gcc \
 	git libelf-dev libssl-dev linux-source-6.1 make perl python3 python3-pytest \
-	qemu-system-x86 sparse xz-utils
+	python3-pytest-xdist qemu-system-x86 sparse xz-utils
 
 PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
@@ -61,9 +61,10 @@ setup:
 	@$(PYTHON) -m classify.tree prepare --tarball $(TARBALL) --dest $(PRISTINE)
 	@$(PREFLIGHT) spatch sparse qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio git perl
 
+# -n auto: one pytest worker per core; most of the fast tests wait on spatch.
 check:
 	@$(PREFLIGHT)
-	$(PYTEST) -m "not slow" tests
+	$(PYTEST) -n auto -m "not slow" tests
 
 # The slow tests run spatch and git am over the whole tree; then the kernels are
 # built and booted.  Both kernel steps are incremental (ccache, persistent O=).
