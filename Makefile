@@ -96,7 +96,7 @@ bench:
 	$(PYTHON) -m classify bench --kernel $(KERNEL) --runs $(RUNS) --out $(WORK)/bench/audit.json
 
 clean:
-	rm -rf $(WORK)/build $(WORK)/boots $(WORK)/initramfs $(WORK)/bench
+	rm -rf $(WORK)/build $(WORK)/boots $(WORK)/initramfs $(WORK)/bench $(WORK)/reports
 	rm -rf $(WORK)/trees
 	if [ -d $(PRISTINE)/.git ]; then git -C $(PRISTINE) worktree prune; fi
 
