@@ -399,8 +399,11 @@ def commit_message(sem: dict, prefix: str, version: str, signoff: str) -> str:
     body += [line for e in sem["evidence"] for line in _wrap(e, "  ", 75)]
     body += ["", "For the reviewer:"]
     body += [line for r in risks(sem) for line in _wrap(r, "- ")]
+    # the short id: the script matches a path by its end, and checkpatch wants
+    # lines of at most 75 columns
+    short = re.sub(r"^.*/", "", cocci_id(sem))
     body += [""] + _wrap(f"Generated with sem2mutex: spatch --sp-file "
-                         f"{SCRIPTS[sem['class']]}.cocci -D patch -D sem={cocci_id(sem)}")
+                         f"{SCRIPTS[sem['class']]}.cocci -D patch -D sem={short}")
     body += ["", f"Signed-off-by: {signoff}"]
     return f"{prefix}{summary(sem)}\n\n" + "\n".join(body) + "\n"
 
@@ -429,8 +432,10 @@ def commit_env(name: str, email: str) -> dict[str, str]:
 
 # ------------------------------------------------------------------ series
 
-def maintainers(tree: Path, patch_files: list[Path]) -> tuple[list[str], list[str]]:
-    """(To, Cc) from the tree's get_maintainer.pl: people To, mailing lists Cc."""
+def maintainers(tree: Path, patch_files: list[Path], me: str = ""
+                ) -> tuple[list[str], list[str]]:
+    """(To, Cc) from the tree's get_maintainer.pl: people To, mailing lists Cc;
+    me (the sender's address, which it finds in the Signed-off-by) left out."""
     script = tree / "scripts" / "get_maintainer.pl"
     if not script.is_file() or not patch_files:
         return [], []
@@ -440,7 +445,9 @@ def maintainers(tree: Path, patch_files: list[Path]) -> tuple[list[str], list[st
     if res.returncode != 0:
         log.warning("get_maintainer.pl failed: %s", res.stderr.strip()[-200:])
         return [], []
-    return split_addresses(res.stdout)
+    to, cc = split_addresses(res.stdout)
+    return ([a for a in to if not me or f"<{me}>" not in a],
+            [a for a in cc if not me or a != me])
 
 
 def split_addresses(output: str) -> tuple[list[str], list[str]]:
@@ -552,7 +559,7 @@ def make_series(kernel: Path, worktree: Path, out_root: Path, subsystem: str,
     if any(o.status == "converted" for o in outcomes):
         out.mkdir(parents=True)
         first = format_patch(tree, base, out, [], [], env)
-        to, cc = maintainers(tree, [p for p in first if "0000-" not in p.name])
+        to, cc = maintainers(tree, [p for p in first if "0000-" not in p.name], signoff[1])
         shutil.rmtree(out)
         out.mkdir(parents=True)
         patches = format_patch(tree, base, out, to, cc, env)

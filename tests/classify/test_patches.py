@@ -502,3 +502,26 @@ def test_member_behind_a_header_struct_is_converted_with_header_types(tmp_path, 
     text = res.series[0].patches[1].read_text()
     assert "+\tmutex_lock(&hr->cmd.poll_sem);" in text
     assert "+\tstruct mutex poll_sem;" in text
+
+
+def test_split_addresses_people_to_lists_cc():
+    out = ('Juergen Gross <jgross@suse.com>\n"David S. Miller" <davem@davemloft.net>\n'
+           "xen-devel@lists.xenproject.org\nlinux-kernel@vger.kernel.org\n"
+           "Juergen Gross <jgross@suse.com>\nnot an address\n")
+    to, cc = P.split_addresses(out)
+    assert to == ["Juergen Gross <jgross@suse.com>", '"David S. Miller" <davem@davemloft.net>']
+    assert cc == ["xen-devel@lists.xenproject.org", "linux-kernel@vger.kernel.org"]
+
+
+def test_commit_message_lines_fit_checkpatch():
+    s = sem("drivers/staging/vc04_services/interface/vchiq_arm/vchiq_arm.c:g_free_fragments_mutex",
+            kind="static", ops=[("drivers/staging/vc04_services/interface/vchiq_arm/vchiq_arm.c",
+                                 700, "down_interruptible")])
+    s["evidence"] = ["drivers/staging/vc04_services/interface/vchiq_arm/vchiq_arm.c:700: "
+                     "down_interruptible() in create_pagelist()"]
+    msg = P.commit_message(s, "staging: vchiq_arm: ", "6.1.192", "A <a@example.org>")
+    body = msg.split("\n\n", 1)[1]
+    assert all(len(ln) <= 75 for ln in body.splitlines() if not ln.startswith("Signed-off-by"))
+    assert "-D sem=vchiq_arm.c:g_free_fragments_mutex" in msg
+    assert "-EINTR" in msg                       # the risk of down_interruptible
+    assert "-EINTR" not in P.commit_message(sem("a/b.c:d.e"), "x: ", "6.1", "A <a@b>")
