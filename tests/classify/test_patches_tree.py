@@ -1,8 +1,8 @@
 """`make patches` on one small subsystem of the real 6.1 tree, verified.
 
-Slow (make test only): drivers/xen, two patches of one file; about a minute with a
-prepared work/build/allmodconfig (generation ~8 s, four C=2 builds of
-pvcalls-back.c), plus `make allmodconfig prepare` when that directory is cold.
+Slow (make test only): drivers/xen, two patches of one file; about three minutes on
+2 shared cores with a prepared work/build/allmodconfig (generation ~8 s, four C=2
+builds of pvcalls-back.c), plus `make allmodconfig prepare` when that is cold.
 """
 
 import json
