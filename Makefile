@@ -36,7 +36,7 @@ help:
 	@echo "  check      the fast tests (seconds)"
 	@echo "  test       everything CI runs: check, then the kernel build and boot tests"
 	@echo "  audit      classify every struct semaphore of KERNEL into a report"
-	@echo "  patches    emit conversion patches per subsystem"
+	@echo "  patches    conversion patches per subsystem (SUBSYS=, ID=, VERIFY=0) in work/patches"
 	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU"
 	@echo "  bitcheck   show that DEBUG_MUTEX_NONE leaves the kernel's .text unchanged"
 	@echo "  bench      time make audit cold and warm (RUNS=5)"
@@ -78,9 +78,13 @@ audit:
 	@$(PREFLIGHT) spatch
 	$(PYTHON) -m classify audit --kernel $(KERNEL) $(if $(FRESH),--fresh)
 
+# SUBSYS=<path prefix> and/or ID=<semaphore id> choose (default: every mutex and
+# completion semaphore); VERIFY=0 skips git am / build / sparse / checkpatch.
+# Exit status: 0 when at least one patch was made, 1 when nothing could be done.
 patches:
 	@$(PREFLIGHT) spatch sparse
-	$(call not_built_yet,the per-subsystem conversion patches)
+	$(PYTHON) -m classify patches --kernel $(KERNEL) $(if $(SUBSYS),--subsys $(SUBSYS)) \
+		$(foreach i,$(ID),--id $(i)) $(if $(filter 0 no,$(VERIFY)),--no-verify)
 
 boot-test:
 	@$(PREFLIGHT) --free-gib 4 qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .bench import BenchError
+from .patches import PatchError
 from .tree import TreeError, check_kernel_tree
 
 REPO = Path(__file__).resolve().parent.parent
@@ -40,12 +41,13 @@ def default_out(path: Path, version: str) -> Path:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from .audit import run_audit
-    from .report import write_all
+    from .report import load_patches, write_all
     path, version = _target(args.kernel)
     out = args.out or default_out(path, version)
     audit = run_audit(path, args.cache, fresh=args.fresh, jobs=args.jobs,
                       timeout=args.timeout, nice=args.nice, version=version)
-    written = write_all(audit, Path(out))
+    # the patch status `make patches` recorded next to the report, if any
+    written = write_all(audit, Path(out), load_patches(Path(out) / "patches.json"))
     counts = {}
     for r in audit.results:
         counts[r.verdict.cls] = counts.get(r.verdict.cls, 0) + 1
@@ -78,6 +80,11 @@ def cmd_census(args: argparse.Namespace) -> int:
               default=list)
     print()
     return 0
+
+
+def cmd_patches(args: argparse.Namespace) -> int:
+    from .patches import run_patches
+    return run_patches(args)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -117,6 +124,37 @@ def main(argv: list[str] | None = None) -> int:
     census = sub.add_parser("census", parents=[common],
                             help="print the census (declarations, calls) as JSON")
     census.set_defaults(func=cmd_census)
+    patches = sub.add_parser(
+        "patches", parents=[common],
+        help="conversion patches (one per mutex/completion semaphore, a series per "
+             "subsystem) in work/patches/, then verify each one",
+        description="Exit status: 0 when at least one patch was generated (or, with "
+                    "--verify-only, verified), whatever was skipped or refused on the "
+                    "way; 1 when nothing could be done (no audit, unknown ids only, no "
+                    "convertible semaphore, every conversion refused); 2 for bad "
+                    "arguments.")
+    patches.add_argument("--subsys", metavar="PREFIX",
+                         help="only the semaphores declared under this path prefix "
+                              "(e.g. drivers/net/ethernet/huawei)")
+    patches.add_argument("--id", action="append", default=[], metavar="ID",
+                         help="only this semaphore (audit id); may be repeated")
+    patches.add_argument("--audit", type=Path,
+                         help="audit.json to read (default: the one `make audit` wrote "
+                              "for KERNEL)")
+    patches.add_argument("--out", type=Path, default=REPO / "work" / "patches",
+                         help="where the series go, one directory per subsystem "
+                              "(default: work/patches)")
+    patches.add_argument("--build-dir", type=Path,
+                         default=REPO / "work" / "build" / "allmodconfig",
+                         help="persistent O= directory of the x86_64 allmodconfig "
+                              "builds (default: work/build/allmodconfig)")
+    patches.add_argument("--no-verify", action="store_true",
+                         help="generate only: no git am / build / sparse / checkpatch")
+    patches.add_argument("--verify-only", action="store_true",
+                         help="verify the series already in --out, generate nothing")
+    patches.add_argument("--no-report", action="store_true",
+                         help="do not re-render the audit report with the patch status")
+    patches.set_defaults(func=cmd_patches)
     bench = sub.add_parser("bench", parents=[common],
                            help="time the audit cold (--fresh) and warm: median, min, max")
     bench.add_argument("--runs", type=int, default=5, help="runs of each (default: 5)")
@@ -127,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(name)s: %(message)s")
     try:
         return args.func(args)
-    except (TreeError, BenchError) as err:
+    except (TreeError, BenchError, PatchError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

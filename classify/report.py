@@ -46,15 +46,51 @@ def _sem_json(r: SemResult) -> dict:
     }
 
 
-def to_json(a: Audit) -> dict:
+def load_patches(path: Path) -> dict | None:
+    """patches.json (written by `make patches`) next to an audit, if there is one."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _patch_cell(rec: dict) -> str:
+    """One line: the patch and its verification, or why there is none."""
+    if rec.get("status") != "converted":
+        return f"{rec.get('status', '?')}: " + "; ".join(rec.get("why", [])[:2])
+    text = f"{rec.get('series', '')}/{rec.get('patch', '')}"
+    if "verify" in rec:
+        text += f": {rec['verify']}"
+        cp = rec.get("checkpatch") or {}
+        if cp:
+            text += (f" (checkpatch {cp.get('errors', 0)} errors, {cp.get('warnings', 0)} "
+                     f"warnings, {cp.get('checks', 0)} checks; "
+                     f"{len(rec.get('new_sparse', []))} new sparse warnings)")
+        nb = [f"{f}: {b}" for f, b in rec.get("build", {}).items() if b.startswith("not built")]
+        if nb:
+            text += "; " + "; ".join(nb)
+        if rec.get("problems"):
+            text += "; " + "; ".join(rec["problems"])
+    else:
+        text += ": not verified"
+    return text
+
+
+def to_json(a: Audit, patches: dict | None = None) -> dict:
     counts = Counter(r.verdict.cls for r in a.results)
+    sems = [_sem_json(r) for r in sorted(a.results, key=lambda r: r.decl.id)]
+    if patches is not None:
+        recs = patches.get("semaphores", {})
+        for s in sems:
+            if s["id"] in recs:
+                s["patch"] = recs[s["id"]]
     return {
         "schema": SCHEMA,
         "kernel_version": a.version,
         "files_scanned": a.files,
         "counts": {c: counts.get(c, 0) for c in CLASSES},
         "total": len(a.results),
-        "semaphores": [_sem_json(r) for r in sorted(a.results, key=lambda r: r.decl.id)],
+        "semaphores": sems,
         "failures": [{"path": f.path, "status": f.status, "error": f.error}
                      for f in a.failures],
         "unparsed_functions": _unparsed(a),
@@ -80,8 +116,8 @@ def _unparsed(a: Audit) -> list[dict]:
             for (p, f), lines in sorted(seen.items())]
 
 
-def write_json(a: Audit, path: Path) -> None:
-    path.write_text(json.dumps(to_json(a), indent=1, sort_keys=True) + "\n")
+def write_json(a: Audit, path: Path, patches: dict | None = None) -> None:
+    path.write_text(json.dumps(to_json(a, patches), indent=1, sort_keys=True) + "\n")
 
 
 # ------------------------------------------------------------------ markdown
@@ -90,8 +126,8 @@ def _md_escape(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(a: Audit) -> str:
-    data = to_json(a)
+def to_markdown(a: Audit, patches: dict | None = None) -> str:
+    data = to_json(a, patches)
     out = [f"# sem2mutex audit: Linux {a.version}", ""]
     out.append(f"{data['total']} struct semaphores in {a.files} files that can matter.")
     out.append("")
@@ -112,6 +148,14 @@ def to_markdown(a: Audit) -> str:
                        f"(lines {', '.join(str(x) for x in u['lines'])})")
         out.append("")
     sems = data["semaphores"]
+    with_patch = [s for s in sems if "patch" in s]
+    if with_patch:
+        out += ["## Conversion patches (`make patches`)", "",
+                f"Verified on {patches.get('config', '?')}.", "",
+                "| semaphore | class | patch and its verification |", "|---|---|---|"]
+        for s in with_patch:
+            out.append(f"| `{s['id']}` | {s['class']} | {_md_escape(_patch_cell(s['patch']))} |")
+        out.append("")
     out += ["## The unknown pool", "",
             "| semaphore | why unknown | what would settle it |", "|---|---|---|"]
     for s in sems:
@@ -146,8 +190,8 @@ def to_markdown(a: Audit) -> str:
     return "\n".join(out)
 
 
-def write_markdown(a: Audit, path: Path) -> None:
-    path.write_text(to_markdown(a))
+def write_markdown(a: Audit, path: Path, patches: dict | None = None) -> None:
+    path.write_text(to_markdown(a, patches))
 
 
 # ------------------------------------------------------------------ HTML
@@ -173,8 +217,8 @@ def _chart(by_sub: dict[str, list[dict]]) -> str:
     return f'<div class="chart"><p>{legend}</p>{"".join(rows)}</div>'
 
 
-def to_html(a: Audit) -> str:
-    data = to_json(a)
+def to_html(a: Audit, patches: dict | None = None) -> str:
+    data = to_json(a, patches)
     sems = data["semaphores"]
     by_sub = defaultdict(list)
     for s in sems:
@@ -211,6 +255,17 @@ def to_html(a: Audit) -> str:
             parts.append(f"<li><code>{_e(u['path'])}</code>: {_e(u['function'] or '(file scope)')}() "
                          f"(lines {_e(', '.join(str(x) for x in u['lines']))})</li>")
         parts.append("</ul>")
+    with_patch = [s for s in sems if "patch" in s]
+    if with_patch:
+        parts.append("<h2>Conversion patches (<code>make patches</code>)</h2>"
+                     f"<p>Verified on {_e(patches.get('config', '?'))}.</p>"
+                     "<table><tr><th>semaphore</th><th>class</th>"
+                     "<th>patch and its verification</th></tr>")
+        for s in with_patch:
+            parts.append(f"<tr><td><code>{_e(s['id'])}</code></td>"
+                         f"<td class=\"{_e(s['class'])}\">{_e(s['class'])}</td>"
+                         f"<td>{_e(_patch_cell(s['patch']))}</td></tr>")
+        parts.append("</table>")
     parts.append("<h2>The unknown pool</h2><table><tr><th>semaphore</th><th>why unknown</th>"
                  "<th>what would settle it</th><th>evidence</th></tr>")
     for s in sems:
@@ -246,14 +301,16 @@ def to_html(a: Audit) -> str:
     return "\n".join(parts)
 
 
-def write_html(a: Audit, path: Path) -> None:
-    path.write_text(to_html(a))
+def write_html(a: Audit, path: Path, patches: dict | None = None) -> None:
+    path.write_text(to_html(a, patches))
 
 
-def write_all(a: Audit, out_dir: Path) -> list[Path]:
+def write_all(a: Audit, out_dir: Path, patches: dict | None = None) -> list[Path]:
+    """The three reports; patches: the content of patches.json (each semaphore's
+    conversion patch and its verification), shown when given."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / "audit.json", out_dir / "audit.md", out_dir / "audit.html"]
-    write_json(a, paths[0])
-    write_markdown(a, paths[1])
-    write_html(a, paths[2])
+    write_json(a, paths[0], patches)
+    write_markdown(a, paths[1], patches)
+    write_html(a, paths[2], patches)
     return paths

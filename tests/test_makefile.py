@@ -11,7 +11,7 @@ from test_tree import fake_kernel
 
 REPO = Path(__file__).resolve().parent.parent
 TARGETS_WITH_KERNEL = ["check", "audit", "patches", "boot-test", "bitcheck", "bench"]
-NOT_BUILT_YET = ["patches"]
+NOT_BUILT_YET: list[str] = []
 
 
 def make(*args: str) -> subprocess.CompletedProcess:

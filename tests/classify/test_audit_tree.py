@@ -7,7 +7,7 @@ import pytest
 
 from classify.audit import run_audit
 from classify.census import take_census
-from classify.report import to_html, to_json, to_markdown
+from classify.report import load_patches, to_html, to_json, to_markdown
 from classify.tree import TreeError, check_kernel_tree
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,11 +26,13 @@ def default_tree():
 def test_committed_report_is_regenerated(tmp_path):
     tree = default_tree()
     audit = run_audit(tree.path, REPO / "work" / "cache", version=tree.version)
-    data = to_json(audit)
+    # the patch status `make patches` recorded (committed next to the report)
+    patches = load_patches(COMMITTED / "patches.json")
+    data = to_json(audit, patches)
     committed = json.loads((COMMITTED / "audit.json").read_text())
     assert data == committed
-    assert to_markdown(audit) == (COMMITTED / "audit.md").read_text()
-    assert to_html(audit) == (COMMITTED / "audit.html").read_text()
+    assert to_markdown(audit, patches) == (COMMITTED / "audit.md").read_text()
+    assert to_html(audit, patches) == (COMMITTED / "audit.html").read_text()
 
 
 @pytest.mark.slow
