@@ -23,11 +23,6 @@ DEB_PACKAGES := bc binutils bison busybox-static ccache coccinelle cpio flex gcc
 PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
-# "Not built yet" targets say so and fail; they never pretend.
-define not_built_yet
-	@echo "make $@: not built yet: $(1) (run \`issues\` to see its issue)" >&2; exit 2
-endef
-
 .PHONY: help setup check test audit patches boot-test bitcheck bench clean distclean
 
 help:

@@ -172,7 +172,11 @@ def make_worktree(kernel: Path, dest: Path, ref: str = "HEAD") -> Path:
         git_dir = Path(dest, git(dest, "rev-parse", "--git-dir").strip())
         if (git_dir / "rebase-apply").exists():
             git(dest, "am", "--abort")
-        git(dest, "reset", "-q", "--hard", ref if (kernel / ".git").exists() else PRISTINE_TAG)
+        # ref names a commit of the kernel's tree: "HEAD" resolved in dest would be
+        # the worktree's own HEAD, and the commits made there would survive.
+        base = (git(kernel, "rev-parse", ref).strip() if (kernel / ".git").exists()
+                else PRISTINE_TAG)
+        git(dest, "reset", "-q", "--hard", base)
         git(dest, "clean", "-q", "-fdx")
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)

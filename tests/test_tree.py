@@ -116,9 +116,12 @@ def test_worktree_of_git_tree_leaves_the_tree_alone(tmp_path):
     wt = tree.make_worktree(pristine, tmp_path / "trees/boot")
     (wt / "Kconfig").write_text("changed\n")
     assert (pristine / "Kconfig").read_text() == "mainmenu \"Linux\"\n"
-    # Asking again resets the worktree to the tree's commit.
+    # Asking again resets the worktree to the tree's commit, even past commits made
+    # in the worktree (a `git am` of a series).
+    tree.git(wt, "commit", "-q", "-am", "a patch", env=tree.GIT_ENV)
     tree.make_worktree(pristine, tmp_path / "trees/boot")
     assert (wt / "Kconfig").read_text() == "mainmenu \"Linux\"\n"
+    assert tree.git(wt, "rev-parse", "HEAD") == tree.git(pristine, "rev-parse", "HEAD")
 
 
 def test_worktree_of_plain_tree_is_a_committed_copy(tmp_path):
