@@ -78,8 +78,10 @@ audit:
 # Exit status: 0 when at least one patch was made, 1 when nothing could be done.
 patches:
 	@$(PREFLIGHT) spatch sparse
-	$(PYTHON) -m classify patches --kernel $(KERNEL) $(if $(SUBSYS),--subsys $(SUBSYS)) \
-		$(foreach i,$(ID),--id $(i)) $(if $(filter 0 no,$(VERIFY)),--no-verify)
+	$(PYTHON) -m classify patches --kernel $(KERNEL)$(PATCHES_ARGS)
+
+PATCHES_ARGS = $(if $(SUBSYS), --subsys $(SUBSYS))$(foreach i,$(ID), --id $(i))$(if \
+	$(filter 0 no,$(VERIFY)), --no-verify)
 
 boot-test:
 	@$(PREFLIGHT) --free-gib 4 qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio

@@ -264,14 +264,19 @@ def parse_refusals(stderr: str, tree: Path | None = None) -> list[str]:
 
 # A member reached through another struct declared in a header (hr_dev->cmd.poll_sem,
 # struct hns_roce_dev in hns_roce_device.h) has no type spatch can infer with
-# --no-includes: such a file is tried again with its local headers read for types.
-TYPE_HEADERS = ["--local-includes", "--include-headers-for-types"]
+# --no-includes: such a file is tried again with its local headers read for types,
+# then with the kernel's include directories too (port->physport->ieee1284, struct
+# parport in include/linux/parport.h).  Headers are only read for types, never changed.
+NO_INCLUDES = ["--no-includes", "--include-headers"]
+TYPE_HEADERS = [["--local-includes", "--include-headers-for-types"],
+                ["--all-includes", "--include-headers-for-types", "-I", "include",
+                 "-I", "arch/x86/include", "-I", "include/uapi",
+                 "-I", "arch/x86/include/uapi"]]
 NO_TYPE = "cannot infer the type"
 
 
-def run_spatch(tree: Path, script: str, sem_arg: str, rel: str,
-               timeout: float = 300.0, types: bool = False) -> subprocess.CompletedProcess:
-    includes = TYPE_HEADERS if types else ["--no-includes", "--include-headers"]
+def run_spatch(tree: Path, script: str, sem_arg: str, rel: str, timeout: float = 300.0,
+               includes: list[str] = NO_INCLUDES) -> subprocess.CompletedProcess:
     cmd = ["spatch", "--very-quiet", *includes, "-D", "patch",
            "-D", f"sem={sem_arg}", "--sp-file", str(COCCI_DIR / f"{script}.cocci"),
            "--in-place", rel]
@@ -298,9 +303,12 @@ def convert(tree: Path, sem: dict, files: list[str]) -> Conversion:
         try:
             res = run_spatch(tree, script, cocci_id(sem), rel)
             refused = parse_refusals(res.stderr, tree)
-            if refused and rel.endswith(".c") and all(NO_TYPE in r for r in refused):
+            for includes in TYPE_HEADERS:
+                if not (refused and rel.endswith(".c")
+                        and all(NO_TYPE in r for r in refused)):
+                    break
                 git(tree, "checkout", "-q", "--", rel)
-                res = run_spatch(tree, script, cocci_id(sem), rel, types=True)
+                res = run_spatch(tree, script, cocci_id(sem), rel, includes=includes)
                 refused = parse_refusals(res.stderr, tree)
         except subprocess.TimeoutExpired:
             errors.append(f"{rel}: spatch timed out")

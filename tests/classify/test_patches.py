@@ -525,3 +525,30 @@ def test_commit_message_lines_fit_checkpatch():
     assert "-D sem=vchiq_arm.c:g_free_fragments_mutex" in msg
     assert "-EINTR" in msg                       # the risk of down_interruptible
     assert "-EINTR" not in P.commit_message(sem("a/b.c:d.e"), "x: ", "6.1", "A <a@b>")
+
+
+@needs_spatch
+def test_member_behind_a_global_header_struct_is_converted_with_include_dirs(
+        tmp_path, monkeypatch):
+    """port->phys->info.irq: the struct lives in include/linux/, which only
+    --all-includes with the kernel's include directories reads (parport's case)."""
+    kernel = small_tree(tmp_path / "linux")
+    (kernel / "include/linux").mkdir(parents=True, exist_ok=True)
+    (kernel / "include/linux/foodev.h").write_text(
+        HEADER.replace("struct foodev {\n\tstruct cmdq cmd;\n};",
+                       "struct foodev {\n\tstruct foodev *phys;\n\tstruct cmdq cmd;\n};"))
+    (kernel / "drivers/foo/foo_cmd.c").write_text(
+        CMD.replace('#include "foo_dev.h"', "#include <linux/foodev.h>")
+           .replace("&hr->cmd", "&hr->phys->cmd"))
+    poll = sem("include/linux/foodev.h:cmdq.poll_sem", struct="cmdq",
+               ops=[("drivers/foo/foo_cmd.c", 6, "down"), ("drivers/foo/foo_cmd.c", 7, "up")],
+               init=[("drivers/foo/foo_cmd.c", 13)])
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    res = P.generate(kernel, {"kernel_version": "6.1.192", "semaphores": [poll]},
+                     tmp_path / "out", tmp_path / "trees" / "patches",
+                     signoff=("A U Thor", "author@example.org"))
+    (o,) = res.outcomes
+    assert o.status == "converted", o.why
+    text = res.series[0].patches[1].read_text()
+    assert "+\tmutex_lock(&hr->phys->cmd.poll_sem);" in text
+    assert "+\tstruct mutex poll_sem;" in text
