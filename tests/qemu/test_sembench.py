@@ -30,7 +30,9 @@ def test_sizes_from_a_real_boot(bench):
 def test_config_line_says_no_lock_debugging(bench):
     assert bench.config["smp"] == "1"
     assert bench.config["prove_locking"] == "0" and bench.config["debug_mutexes"] == "0"
-    assert int(bench.config["cpus"]) >= 1
+    # QEMU -smp 2: both vCPUs online (bench-base turns ACPI on for that)
+    assert bench.config["cpus"] == "2"
+    assert {m.cpus for m in bench.measurements} == {2}
 
 
 def test_every_lock_type_and_thread_count_is_measured(bench):
@@ -38,6 +40,7 @@ def test_every_lock_type_and_thread_count_is_measured(bench):
     assert {m.type for m in lock} == TYPES
     assert {m.threads for m in lock} == {1, 2, 4, 8}
     runs = {m.run for m in lock}
+    assert runs == {1, 2, 3, 4, 5}
     assert len(lock) == len(TYPES) * 4 * len(runs)
     handoff = [m for m in bench.measurements if m.test == "handoff"]
     assert {m.type for m in handoff} == {"semaphore", "completion"}
