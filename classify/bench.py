@@ -202,8 +202,11 @@ def markdown(result: dict) -> str:
             out.append(f"| whole-tree spatch sem_ops.cocci ({n} run{'s' * (n > 1)}) | "
                        f"{_spread_text(tk['spatch'], digits=1)} |")
         for kind in ("cold", "warm"):
-            for stage, f in (tk.get("kernel") or {}).get(kind, {}).items():
-                out.append(f"| kernel {stage}, {kind} | {_spread_text(f, digits=1)} |")
+            stages = (tk.get("kernel") or {}).get(kind, {})
+            for stage in ("configure", "build", "boot"):
+                if stage in stages:
+                    out.append(f"| kernel {stage}, {kind} | "
+                               f"{_spread_text(stages[stage], digits=1)} |")
         r = tk.get("ratios") or {}
         if r:
             out.append(f"| whole-tree spatch / audit | {r.get('spatch_over_audit_cold')}x "
