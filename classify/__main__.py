@@ -90,7 +90,9 @@ def cmd_patches(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import main as bench_main
     tree = check_kernel_tree(args.kernel)
-    return bench_main(tree.path, args.cache, args.runs, args.out)
+    return bench_main(tree.path, args.cache, args.runs, args.out,
+                      tuple(p for p in args.parts.split(",") if p), args.ms,
+                      args.kernel_runs, args.spatch_runs, args.svg, args.md, args.note)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,9 +158,24 @@ def main(argv: list[str] | None = None) -> int:
                          help="do not re-render the audit report with the patch status")
     patches.set_defaults(func=cmd_patches)
     bench = sub.add_parser("bench", parents=[common],
-                           help="time the audit cold (--fresh) and warm: median, min, max")
-    bench.add_argument("--runs", type=int, default=5, help="runs of each (default: 5)")
+                           help="sizes and lock contention in QEMU, the audit cold and "
+                                "warm, whole-tree spatch, kernel build and boot times")
+    bench.add_argument("--runs", type=int, default=5,
+                       help="runs of each measurement (default: 5)")
+    bench.add_argument("--parts", default="boots,audit,spatch,kernel",
+                       help="comma-separated parts (default: %(default)s)")
+    bench.add_argument("--ms", type=int, default=1000,
+                       help="milliseconds per sem_bench measurement (default: 1000)")
+    bench.add_argument("--kernel-runs", type=int, default=None,
+                       help="cold and warm kernel configure/build/boot runs "
+                            "(default: --runs)")
+    bench.add_argument("--spatch-runs", type=int, default=1,
+                       help="whole-tree spatch runs (default: 1, it takes minutes)")
     bench.add_argument("--out", type=Path, help="also write the figures as JSON here")
+    bench.add_argument("--svg", type=Path, help="the throughput plot (SVG)")
+    bench.add_argument("--md", type=Path, help="the README table (Markdown)")
+    bench.add_argument("--note", default="",
+                       help="a remark stored with the figures (e.g. a loaded machine)")
     bench.set_defaults(func=cmd_bench)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,

@@ -69,7 +69,7 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
     log_path = out_dir / f"{sc.name}.log"
     record: dict = {
         "scenario": sc.name, "fragments": list(sc.fragments), "append": sc.append(),
-        "kernel": str(source.kernel), "series": source.series,
+        "kernel": str(source.kernel), "series": source.series, "smp": sc.vcpus(),
         "config_hash": kernel.config.config_hash,
         "stages": {"config": {"status": kernel.config.status, "elapsed": kernel.config.elapsed,
                               "skipped": kernel.config.skipped, "errors": kernel.config.errors}},
@@ -85,7 +85,8 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
     if kernel.ok and initramfs.status is InitramfsStatus.SUCCESS:
         assert kernel.build is not None and kernel.build.image and initramfs.image
         rres: RunResult = run_qemu(RunRequest(kernel.build.image, initramfs.image, log_path,
-                                              sc.append(), sc.timeout, accel=accel))
+                                              sc.append(), sc.timeout, accel=accel,
+                                              smp=sc.vcpus()))
         record["stages"]["run"] = {"status": rres.status, "elapsed": rres.elapsed,
                                    "returncode": rres.returncode, "errors": rres.errors,
                                    "command": rres.command}

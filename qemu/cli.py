@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--initrd", type=Path, default=Path("work/initramfs/initramfs.cpio"))
     sp.add_argument("--append", default="", help="kernel command line additions")
     sp.add_argument("--timeout", type=float, default=120.0)
+    sp.add_argument("--smp", type=int, default=1, help="vCPUs (default: 1)")
     sp.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
     sp.add_argument("--log", type=Path, default=Path("work/boots/run.log"))
     sp = sub.add_parser("parse", help="parse a saved console log, print JSON")
@@ -125,7 +126,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0 if res.status is InitramfsStatus.SUCCESS else 1
     if args.cmd == "run":
         res = run_qemu(RunRequest(args.image, args.initrd, args.log, args.append,
-                                  args.timeout, accel=args.accel))
+                                  args.timeout, accel=args.accel, smp=args.smp))
         for e in res.errors:
             print(e, file=sys.stderr)
         if res.status is RunStatus.TIMEOUT:

@@ -44,6 +44,7 @@ class RunRequest:
     timeout: float = 120.0
     accel: str = "tcg"
     memory_mb: int = 256
+    smp: int = 1                         # vCPUs (the kernel needs CONFIG_SMP for > 1)
     qemu: str = QEMU
     command: tuple[str, ...] | None = None  # replaces the QEMU command line (tests)
 
@@ -63,7 +64,7 @@ def qemu_command(req: RunRequest) -> list[str]:
     if req.command is not None:
         return list(req.command)
     cmdline = BASE_CMDLINE + (" " + req.append if req.append else "")
-    return [req.qemu, "-accel", req.accel, "-m", str(req.memory_mb), "-smp", "1",
+    return [req.qemu, "-accel", req.accel, "-m", str(req.memory_mb), "-smp", str(req.smp),
             "-nographic", "-no-reboot", "-kernel", str(req.kernel), "-initrd",
             str(req.initrd), "-append", cmdline]
 

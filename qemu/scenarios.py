@@ -8,6 +8,7 @@ A scenario is a TOML file in qemu/scenarios/:
     cmdline = "mutex_rule_check=abba"                          # kernel command line extra
     steps = []                                                 # /init steps (see init)
     timeout = 120                                              # seconds, from outside
+    smp = 1                        # QEMU vCPUs; 0 = as many as this machine has cores
     [expect]
     verdict = "completed"          # completed | panic | hang
     ktap_all_ok = true             # every KTAP result ok (and at least one KUnit test)
@@ -21,6 +22,7 @@ control (hang, panic) passes when the harness observes exactly the failure it ex
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +53,10 @@ class Scenario:
     ktap: dict[str, str] = field(default_factory=dict)
     reports: tuple[ExpectedReport, ...] = ()
     standard: bool = True          # part of `boot-test` without --scenario
+    smp: int = 1                   # QEMU vCPUs; 0 = the host's cores (vcpus())
+
+    def vcpus(self) -> int:
+        return self.smp if self.smp > 0 else len(os.sched_getaffinity(0))
 
     def append(self) -> str:
         """The kernel command line additions: ours, the scenario, its /init steps."""
@@ -75,7 +81,7 @@ def scenario_from_dict(name: str, data: dict) -> Scenario:
         ktap=dict(exp.get("ktap", {})),
         reports=tuple(ExpectedReport(r["kind"], r.get("title", ""))
                       for r in exp.get("reports", [])),
-        standard=bool(data.get("standard", True)))
+        standard=bool(data.get("standard", True)), smp=int(data.get("smp", 1)))
 
 
 def load_scenario(name: str, directory: Path = SCENARIOS_DIR) -> Scenario:

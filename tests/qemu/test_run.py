@@ -80,3 +80,9 @@ def test_qemu_command_line(tmp_path):
     append = cmd[cmd.index("-append") + 1]
     assert append.startswith("console=ttyS0 panic=-1 ignore_loglevel")
     assert append.endswith("s2m.scenario=x")
+    assert cmd[cmd.index("-smp") + 1] == "1"
+
+
+def test_qemu_command_line_with_more_vcpus(tmp_path):
+    cmd = qemu_command(RunRequest(Path("bz"), Path("rd"), tmp_path / "l", smp=2))
+    assert cmd[cmd.index("-smp") + 1] == "2"

@@ -78,5 +78,17 @@ def test_standard_set_loads():
     assert {"clean", "hang", "panic", "smoke", "rule-abba"} <= set(names)
     for n in names:
         sc = load_scenario(n)
-        assert sc.fragments[0] == "base"
+        # the bench kernels have their own base: no lock debugging, SMP
+        assert sc.fragments[0] == ("bench-base" if n.startswith("bench") else "base")
         assert f"s2m.scenario={n}" in sc.append()
+
+
+def test_bench_scenarios_are_not_standard_and_use_every_host_core():
+    import os
+    for n in ("bench", "bench-sizes-debug"):
+        sc = load_scenario(n)
+        assert not sc.standard and sc.smp == 0
+        assert sc.vcpus() == len(os.sched_getaffinity(0))
+        assert "sem-bench" in sc.fragments and "sem_bench=" in sc.cmdline
+    assert "bench-nodebug" in load_scenario("bench").fragments
+    assert load_scenario("clean").vcpus() == 1
