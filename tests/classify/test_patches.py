@@ -386,6 +386,25 @@ def test_parse_checkpatch_without_totals_is_never_clean():
     assert V.parse_checkpatch("perl: cannot open file\n").errors == 1
 
 
+def test_includers_of_a_changed_header_are_compiled_too(tmp_path):
+    files = {"include/linux/foodev.h": "struct foodev;\n",
+             "drivers/a.c": "#include <linux/foodev.h>\n",
+             "drivers/b.c": "#include <linux/foodev_other.h>\n",
+             "drivers/foo/foo_dev.h": "struct cmdq;\n",
+             "drivers/foo/foo.c": '#include "foo_dev.h"\n',
+             "drivers/foo/sub/bar.c": '#include "../foo_dev.h"\n#include "foo_dev.h"\n',
+             "drivers/other/foo.c": '#include "foo_dev.h"\n',
+             "drivers/foo/foo_dev_extra.h": '#include "foo_dev.h"\n'}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    assert V.includers(tmp_path, "include/linux/foodev.h") == ["drivers/a.c"]
+    assert V.includers(tmp_path, "drivers/foo/foo_dev.h") == ["drivers/foo/foo.c",
+                                                             "drivers/foo/sub/bar.c"]
+
+
 def test_patch_files():
     text = (FIXTURES / "checkpatch-pvcalls-clean.log").read_text()
     assert V.patch_files(text) == []
