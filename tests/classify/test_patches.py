@@ -501,6 +501,16 @@ static void init(struct foodev *hr)
 """
 
 
+def generate_one(tmp_path, kernel, semaphore, monkeypatch):
+    """generate() for one semaphore of a small tree: (result, its outcome)."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    res = P.generate(kernel, {"kernel_version": "6.1.192", "semaphores": [semaphore]},
+                     tmp_path / "out", tmp_path / "trees" / "patches",
+                     signoff=("A U Thor", "author@example.org"))
+    (outcome,) = res.outcomes
+    return res, outcome
+
+
 @needs_spatch
 def test_member_behind_a_header_struct_is_converted_with_header_types(tmp_path, monkeypatch):
     """hr->cmd.poll_sem: struct foodev lives in a local header; with --no-includes
@@ -511,11 +521,7 @@ def test_member_behind_a_header_struct_is_converted_with_header_types(tmp_path, 
     poll = sem("drivers/foo/foo_dev.h:cmdq.poll_sem", struct="cmdq",
                ops=[("drivers/foo/foo_cmd.c", 6, "down"), ("drivers/foo/foo_cmd.c", 7, "up")],
                init=[("drivers/foo/foo_cmd.c", 13)])
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    res = P.generate(kernel, {"kernel_version": "6.1.192", "semaphores": [poll]},
-                     tmp_path / "out", tmp_path / "trees" / "patches",
-                     signoff=("A U Thor", "author@example.org"))
-    (o,) = res.outcomes
+    res, o = generate_one(tmp_path, kernel, poll, monkeypatch)
     assert o.status == "converted", o.why
     assert o.files == ["drivers/foo/foo_cmd.c", "drivers/foo/foo_dev.h"]
     text = res.series[0].patches[1].read_text()
@@ -562,11 +568,7 @@ def test_member_behind_a_global_header_struct_is_converted_with_include_dirs(
     poll = sem("include/linux/foodev.h:cmdq.poll_sem", struct="cmdq",
                ops=[("drivers/foo/foo_cmd.c", 6, "down"), ("drivers/foo/foo_cmd.c", 7, "up")],
                init=[("drivers/foo/foo_cmd.c", 13)])
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    res = P.generate(kernel, {"kernel_version": "6.1.192", "semaphores": [poll]},
-                     tmp_path / "out", tmp_path / "trees" / "patches",
-                     signoff=("A U Thor", "author@example.org"))
-    (o,) = res.outcomes
+    res, o = generate_one(tmp_path, kernel, poll, monkeypatch)
     assert o.status == "converted", o.why
     text = res.series[0].patches[1].read_text()
     assert "+\tmutex_lock(&hr->phys->cmd.poll_sem);" in text
