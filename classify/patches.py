@@ -208,12 +208,11 @@ def summary(sem: dict) -> str:
 # ------------------------------------------------------------------ files
 
 def cocci_id(sem: dict) -> str:
-    """The -D sem= argument: a global is used through `extern` in other files, so
-    it goes without its path; a static or a local keeps it."""
-    sid, decl = sem["id"], sem["declared"]
-    if decl["kind"] == "member":
-        return sid.rsplit(":", 1)[-1]
-    if decl["kind"] == "global":
+    """The -D sem= argument: a member is recognised by its struct type and a global
+    is used through `extern` in other files, so both go without their path; a
+    static or a local keeps it."""
+    sid = sem["id"]
+    if sem["declared"]["kind"] in ("member", "global"):
         return sid.rsplit(":", 1)[-1]
     return sid
 

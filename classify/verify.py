@@ -30,15 +30,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qemu.common import jobs as default_jobs
+from qemu.config import BUILD_ENV, MAKE_ARGS   # reproducible x86_64 builds with ccache
+
 from .tree import GIT_ENV, TreeError, git
 
 log = logging.getLogger("sem2mutex.verify")
 
-# as qemu/config.py: reproducible kernel builds, x86_64, ccache
-BUILD_ENV = {"KBUILD_BUILD_TIMESTAMP": "Mon Dec 19 02:34:16 CET 2005",
-             "KBUILD_BUILD_USER": "sem2mutex", "KBUILD_BUILD_HOST": "sem2mutex",
-             "KBUILD_BUILD_VERSION": "1", "LC_ALL": "C", "TZ": "UTC"}
-MAKE_ARGS = ["ARCH=x86_64", "CC=ccache gcc", "HOSTCC=gcc"]
 CONFIG_TARGET = "allmodconfig"
 
 _KBUILD = re.compile(r"^  ([A-Z][A-Z0-9_]*)(?: \[M\])?\s+\S")
@@ -239,7 +237,7 @@ class Compile:
     elapsed: float = 0.0
 
 
-def make(tree: Path, build_dir: Path, *targets: str, jobs: int = 3,
+def make(tree: Path, build_dir: Path, *targets: str, jobs: int = default_jobs(),
          extra: tuple[str, ...] = (), timeout: float = 3600) -> subprocess.CompletedProcess:
     """make in the O= directory; stderr goes into stdout so that each diagnostic
     stays after the kbuild line (CC, CHECK) of the tool that printed it."""
