@@ -250,10 +250,16 @@ def check_full(kernel: Path, worktree: Path, build_dir: Path, marking: Path,
     return record
 
 
-def check_verdict(record: dict) -> list[str]:
-    """The files that do not build with the marking (empty: the check passed)."""
-    return sorted(rel for rel, r in record["files"].items()
-                  if r.get("after", {}).get("status") == "failed")
+def check_verdict(record: dict) -> tuple[list[str], list[str]]:
+    """(broken, unbuildable): the files the marking breaks (they build without it,
+    not with it: empty when the check passed), and those that build neither way
+    here (another architecture's headers, a driver of a config it does not set)."""
+    broken, unbuildable = [], []
+    for rel, r in sorted(record["files"].items()):
+        if r.get("after", {}).get("status") != "failed":
+            continue
+        (unbuildable if r.get("before", {}).get("status") == "failed" else broken).append(rel)
+    return broken, unbuildable
 
 
 # ------------------------------------------------------------------ command
@@ -280,17 +286,21 @@ def run_marking(args) -> int:
         started = time.monotonic()
         record["check"] = check_full(args.kernel, work / "trees" / "marking-check",
                                      args.build_dir, m.patch, m.files)
-        bad = check_verdict(record["check"])
+        bad, unbuildable = check_verdict(record["check"])
         fixed = sorted(rel for rel, r in record["check"]["files"].items()
                        if r["before"]["status"] == "failed" and r["after"]["status"] == "ok")
         built = [rel for rel, r in record["check"]["files"].items()
                  if r["after"]["status"] == "ok"]
         print(f"marking: DEBUG_MUTEX_FULL allmodconfig: {len(built)} of {len(m.files)} "
               f"files build with the marking, {len(fixed)} of them only with it; "
-              f"{len(bad)} fail; {time.monotonic() - started:.0f} s")
+              f"{len(bad)} broken by it; {len(unbuildable)} build neither way here; "
+              f"{time.monotonic() - started:.0f} s")
         for rel in bad:
-            print(f"marking: {rel} does not build with the marking: "
+            print(f"marking: {rel} builds without the marking, not with it: "
                   + " | ".join(record["check"]["files"][rel]["after"]["errors"][:2]))
+        for rel in unbuildable:
+            print(f"marking: {rel} does not build here, with or without the marking: "
+                  + " | ".join(record["check"]["files"][rel]["after"]["errors"][:1]))
         for rel, r in sorted(record["check"]["files"].items()):
             if r["after"]["status"] == "not built":
                 print(f"marking: {rel} not built here: {r['after']['why']}")

@@ -166,6 +166,8 @@ S2A["mode"] = "org"
 
 @s2a_addr@
 identifier m : script:python() { s2a_member(m) };
+identifier i : script:python() { s2a_inner(i) };
+identifier o : script:python() { s2a_outer(o) };
 type T : script:python() { s2a_type(T) };
 T *P;
 T S;
@@ -173,10 +175,12 @@ identifier x : script:python() { s2a_var(x) };
 position q : script:python() { s2a_here(q) };
 @@
 
-\(&P->m@q\|&S.m@q\|&x@q\)
+\(&P->m@q\|&S.m@q\|&x@q\|&P->o.i@q\|&S.o.i@q\)
 
 @s2a_api@
 identifier m : script:python() { s2a_member(m) };
+identifier i : script:python() { s2a_inner(i) };
+identifier o : script:python() { s2a_outer(o) };
 type T : script:python() { s2a_type(T) };
 T *P;
 T S;
@@ -186,7 +190,7 @@ identifier op = {sema_init, down, down_interruptible, down_killable,
 position q : script:python() { s2a_here(q) };
 @@
 
-op(&\(P->m@q\|S.m@q\|x@q\), ...)
+op(&\(P->m@q\|S.m@q\|x@q\|P->o.i@q\|S.o.i@q\), ...)
 
 @s2a_alias@
 identifier m : script:python() { s2a_member(m) };
@@ -215,6 +219,31 @@ S2A_SEEN.add(s2a_key(q))
 q << s2a_alias.q;
 @@
 S2A_SEEN.add(s2a_key(q))
+
+@s2a_cond@
+identifier m : script:python() { s2a_member(m) };
+identifier i : script:python() { s2a_inner(i) };
+identifier o : script:python() { s2a_outer(o) };
+type T : script:python() { s2a_type(T) };
+T *P;
+T S;
+identifier x : script:python() { s2a_var(x) };
+expression C, E;
+position q : script:python() { s2a_here(q) };
+@@
+
+(
+C ? \(&P->m@q\|&S.m@q\|&x@q\|&P->o.i@q\|&S.o.i@q\) : E
+|
+C ? E : \(&P->m@q\|&S.m@q\|&x@q\|&P->o.i@q\|&S.o.i@q\)
+)
+
+@script:python@
+q << s2a_cond.q;
+@@
+s2a_refuse(q, "its address is chosen with another one's in one expression "
+           "(c ? &a : &b): both must have the same type, mark them together "
+           "by hand")
 
 @script:python@
 q << s2a_addr.q;

@@ -198,9 +198,13 @@ def test_an_excluded_semaphore_stays_unmarked(tmp_path):
     assert "- drivers/foo/limit.c:limit_sem: left out on request (--exclude)" in text
 
 
-def test_check_verdict_names_the_files_that_fail_with_the_marking():
+def test_check_verdict_names_the_files_the_marking_breaks():
     record = {"files": {"a.c": {"before": {"status": "failed"}, "after": {"status": "ok"}},
                         "b.c": {"before": {"status": "ok"}, "after": {"status": "failed"}},
                         "c.c": {"before": {"status": "not built"},
+                                "after": {"status": "failed"}},
+                        "d.c": {"before": {"status": "failed"},
+                                "after": {"status": "failed"}},
+                        "e.c": {"before": {"status": "not built"},
                                 "after": {"status": "not built"}}}}
-    assert M.check_verdict(record) == ["b.c"]
+    assert M.check_verdict(record) == (["b.c", "c.c"], ["d.c"])
