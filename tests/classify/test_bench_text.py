@@ -251,3 +251,71 @@ def test_the_config_turns_off_instrumentation_and_lock_debugging():
     assert frag.splitlines() == sorted(frag.splitlines())
     # it only turns options off: what allmodconfig builds stays built
     assert set(NODEBUG.values()) == {"n"}
+
+
+def test_bench_text_applies_each_series_in_order_and_records_every_object(tmp_path,
+                                                                         monkeypatch):
+    """The plumbing, with the compiler, git and the worktree replaced: the patches of
+    a series are measured in order on one worktree, a failed object is kept with its
+    reason, and the mutex series comes first."""
+    import json
+
+    import classify.patches
+    import classify.textsize as ts
+    import classify.verify
+    patches = tmp_path / "patches"
+    for slug, entries in (("drivers-aaa", [("c.c:comp", "0001-comp.patch", "completion")]),
+                          ("drivers-net", [("a.h:a", "0001-a.patch", "mutex"),
+                                           ("b.h:b", "0002-b.patch", "mutex")])):
+        (patches / slug).mkdir(parents=True)
+        (patches / slug / "series.json").write_text(json.dumps(
+            {"patches": [{"id": i, "patch": p} for i, p, _ in entries]}))
+        for _, p, cls in entries:
+            (patches / slug / p).write_text(f"Subject: [PATCH] x: convert from a semaphore "
+                                            f"to a {cls}\n")
+    files = {"0001-a.patch": ["net/hw.c", "net/bad.c"], "0002-b.patch": ["net/hw.c"],
+             "0001-comp.patch": ["aaa/c.c"]}
+    for patch in patches.glob("*/*.patch"):     # what verify.patch_files reads
+        patch.write_text(patch.read_text() + "".join(
+            f"diff --git a/{f} b/{f}\n" for f in files[patch.name]))
+    state: dict = {"applied": []}
+    sizes = {"net/hw.c": 1000, "net/bad.c": 0, "aaa/c.c": 50}
+    order = []
+
+    def fresh(kernel, worktree):
+        state["applied"] = []
+        return worktree
+
+    def obj(tree, build_dir, rel, logfile):
+        if rel == "net/bad.c":
+            return ObjectText("failed", why="does not compile here: bad.c:1: error: x")
+        return ObjectText("ok", sizes[rel] - 10 * len(state["applied"]))
+
+    def am(tree, patch):
+        state["applied"].append(patch.name)
+        order.append(f"{patch.parent.name}/{patch.name}")
+        return ""
+
+    monkeypatch.setattr(classify.patches, "fresh_worktree", fresh)
+    monkeypatch.setattr(classify.verify, "git_am", am)
+    monkeypatch.setattr(ts, "object_text", obj)
+    monkeypatch.setattr(ts, "ensure_config", lambda tree, bd: {
+        "name": "cfg", "forced_off": [], "seconds": 0.0})
+    monkeypatch.setattr(ts, "audit_classes", lambda kernel: {"a.h:a": "mutex",
+                                                             "b.h:b": "mutex"})
+    r = ts.bench_text(tmp_path / "kernel", patches, tmp_path / "build", tmp_path / "wt",
+                      tmp_path / "logs")
+    assert order == ["drivers-net/0001-a.patch", "drivers-net/0002-b.patch",
+                     "drivers-aaa/0001-comp.patch"]
+    sems = r["semaphores"]
+    assert sems["a.h:a"]["objects"] == {"net/hw.o": {"before": 1000, "after": 990,
+                                                     "delta": -10}}
+    assert sems["a.h:a"]["not_built"] == {"net/bad.o": "does not compile here: "
+                                                       "bad.c:1: error: x"}
+    assert sems["b.h:b"]["objects"]["net/hw.o"] == {"before": 990, "after": 980,
+                                                    "delta": -10}
+    assert sems["c.c:comp"]["class"] == "completion"      # from the subject
+    assert r["totals"]["mutex"] | {"percent": 0} == {
+        "semaphores": 2, "objects": 1, "before": 1000, "after": 980, "delta": -20,
+        "sum_of_patch_deltas": -20, "percent": 0, "not_built": 1}
+    assert r["totals"]["completion"]["delta"] == -10
