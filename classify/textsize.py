@@ -53,8 +53,11 @@ BASE_CONFIG = "allmodconfig"
 # Forced off through KCONFIG_ALLCONFIG, and checked after the configuration.  What
 # x86_64 6.1 allmodconfig turns on that changes the code of an ordinary driver:
 # compiler instrumentation (sanitizers, coverage), lock debugging (mutex_lock() and
-# down() become other code), the irq/preempt tracers that select TRACE_IRQFLAGS, and
-# inline debug checks (lists, objects, VM, preempt counts, scatterlists).
+# down() become other code), the irq/preempt tracers that select TRACE_IRQFLAGS,
+# inline debug checks (lists, objects, VM, preempt counts, scatterlists) and the
+# debug options that change code generation.  Hardening stays as allmodconfig sets
+# it (FORTIFY_SOURCE, STACKPROTECTOR_STRONG, INIT_STACK_ALL_PATTERN,
+# ZERO_CALL_USED_REGS, RETPOLINE, RETHUNK, IBT), and so does ftrace.
 NODEBUG: dict[str, str] = {s: "n" for s in (
     # sanitizers and coverage
     "CONFIG_KASAN", "CONFIG_KCSAN", "CONFIG_KMSAN", "CONFIG_UBSAN", "CONFIG_KCOV",
@@ -69,10 +72,18 @@ NODEBUG: dict[str, str] = {s: "n" for s in (
     # irq-flag tracing and the preempt/irq debug checks
     "CONFIG_IRQSOFF_TRACER", "CONFIG_PREEMPT_TRACER", "CONFIG_TRACE_IRQFLAGS",
     "CONFIG_DEBUG_IRQFLAGS", "CONFIG_DEBUG_PREEMPT",
-    # inline debug checks
-    "CONFIG_DEBUG_LIST", "CONFIG_DEBUG_OBJECTS", "CONFIG_DEBUG_VM", "CONFIG_DEBUG_SG")}
+    # inline debug checks, and what selects them (BUG_ON_DATA_CORRUPTION selects
+    # DEBUG_LIST, DRM_I915_SW_FENCE_DEBUG_OBJECTS selects DEBUG_OBJECTS)
+    "CONFIG_DEBUG_LIST", "CONFIG_BUG_ON_DATA_CORRUPTION", "CONFIG_DEBUG_OBJECTS",
+    "CONFIG_DRM_I915_SW_FENCE_DEBUG_OBJECTS", "CONFIG_DEBUG_VM", "CONFIG_DEBUG_SG",
+    # debug options that change code generation itself: every function aligned to
+    # 64 bytes, -fno-inline-functions-called-once, no block reordering or cloning
+    "CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B", "CONFIG_DEBUG_SECTION_MISMATCH",
+    "CONFIG_READABLE_ASM")}
 CONFIG_NAME = (f"x86_64 {BASE_CONFIG} with KCONFIG_ALLCONFIG forcing off the "
-               "sanitizers, coverage, lock debugging and inline debug checks")
+               "sanitizers, coverage, lock debugging, inline debug checks and the debug "
+               "options that change code generation (hardening and ftrace as "
+               f"{BASE_CONFIG} sets them)")
 
 # The seed's figures (001-cover-generic-mutex-subsystem.txt: `size` of vmlinux).
 SEED_TEXT = {"semaphore": 3280380, "mutex": 3255329, "saved": 25051}
@@ -111,6 +122,23 @@ def text_bytes(sections: dict[str, int]) -> int:
                if name == ".text" or name.startswith(".text."))
 
 
+_OBJDUMP_SYM = re.compile(r"^[0-9a-f]+ (.{7}) (\S+)\t([0-9a-f]+) (.*)$")
+
+
+def function_bytes(objdump_t: str) -> int:
+    """The code of an object without the padding between functions: the sizes of
+    its function symbols (flag F) in `.text*` sections, from `objdump -t`.  x86_64
+    aligns functions to 16 bytes, so a change of a few bytes inside a function
+    often leaves the section size as it was; this figure shows it."""
+    total = 0
+    for line in objdump_t.splitlines():
+        m = _OBJDUMP_SYM.match(line)
+        if m and m.group(1)[6] == "F" and (m.group(2) == ".text"
+                                           or m.group(2).startswith(".text.")):
+            total += int(m.group(3), 16)
+    return total
+
+
 def class_of(audit_classes: dict[str, str], sem_id: str, patch_text: str) -> str:
     """The audit's class of a semaphore, else what the patch's subject says."""
     if audit_classes.get(sem_id) in ("mutex", "completion"):
@@ -125,6 +153,7 @@ class ObjectText:
     status: str                 # ok | failed | not built
     text: int = 0
     why: str = ""
+    functions: int | None = None    # function_bytes(), when objdump could tell
 
 
 def object_entry(before: ObjectText, after: ObjectText | None) -> tuple[dict | None, str]:
@@ -135,8 +164,11 @@ def object_entry(before: ObjectText, after: ObjectText | None) -> tuple[dict | N
         return None, "not measured after the patch (it does not apply)"
     if after.status != "ok":
         return None, f"builds before the patch, not after it: {after.why}"
-    return {"before": before.text, "after": after.text,
-            "delta": after.text - before.text}, ""
+    entry = {"before": before.text, "after": after.text, "delta": after.text - before.text}
+    if before.functions is not None and after.functions is not None:
+        entry["functions"] = {"before": before.functions, "after": after.functions,
+                              "delta": after.functions - before.functions}
+    return entry, ""
 
 
 def totals(records: dict[str, dict], cls: str) -> dict:
@@ -146,6 +178,8 @@ def totals(records: dict[str, dict], cls: str) -> dict:
     of one patch is its "before" of the next)."""
     first: dict[str, int] = {}
     last: dict[str, int] = {}
+    ffirst: dict[str, int] = {}
+    flast: dict[str, int] = {}
     n = 0
     not_built: set[str] = set()
     patch_sum = 0
@@ -157,10 +191,15 @@ def totals(records: dict[str, dict], cls: str) -> dict:
         for obj, e in sorted(rec["objects"].items()):
             first.setdefault(obj, e["before"])
             last[obj] = e["after"]
+            if "functions" in e:
+                ffirst.setdefault(obj, e["functions"]["before"])
+                flast[obj] = e["functions"]["after"]
             patch_sum += e["delta"]
         not_built |= set(rec["not_built"])
     before, after = sum(first.values()), sum(last.values())
-    return {"semaphores": n, "objects": len(first), "before": before, "after": after,
+    funcs = {"before": sum(ffirst.values()), "after": sum(flast.values()),
+             "delta": sum(flast.values()) - sum(ffirst.values())} if ffirst else None
+    return {"semaphores": n, "functions": funcs, "objects": len(first), "before": before, "after": after,
             "delta": after - before, "sum_of_patch_deltas": patch_sum,
             "percent": round(100.0 * (after - before) / before, 3) if before else None,
             "not_built": len(not_built - set(first))}
@@ -212,17 +251,20 @@ def markdown(text: dict) -> list[str]:
         return sorted((i for i in recs if recs[i]["class"] == cls),
                       key=lambda i: (recs[i]["series"], recs[i]["patch"]))
 
-    out += ["| mutex-class semaphore | object | .text before | after | delta |",
-            "|---|---|---:|---:|---:|"]
+    def fdelta(e: dict) -> str:
+        return _delta(e["functions"]["delta"]) if e.get("functions") else "-"
+
+    out += ["| mutex-class semaphore | object | .text before | after | delta | "
+            "function bytes delta |", "|---|---|---:|---:|---:|---:|"]
     for sem_id in ordered("mutex"):
         for obj, e in sorted(recs[sem_id]["objects"].items()):
             out.append(f"| `{sem_id}` | {obj} | {_n(e['before'])} | {_n(e['after'])} | "
-                       f"{_delta(e['delta'])} |")
+                       f"{_delta(e['delta'])} | {fdelta(e)} |")
     t = tots.get("mutex")
     if t:
         out.append(f"| **total**, {t['semaphores']} semaphores | {t['objects']} objects | "
                    f"{_n(t['before'])} | {_n(t['after'])} | **{_delta(t['delta'])}** "
-                   f"({t['percent'] or 0:+.3f}%) |")
+                   f"({t['percent'] or 0:+.3f}%) | {fdelta(t)} |")
     comp = ordered("completion")
     if comp:
         out += ["", "| completion-class semaphore | objects | .text before | after | delta |",
@@ -237,6 +279,11 @@ def markdown(text: dict) -> list[str]:
             out.append(f"| **total**, {t['semaphores']} semaphores | {t['objects']} | "
                        f"{_n(t['before'])} | {_n(t['after'])} | **{_delta(t['delta'])}** "
                        f"({t['percent'] or 0:+.3f}%) |")
+    if any(e.get("functions") for r in recs.values() for e in r["objects"].values()):
+        out += ["", "Function bytes: the sizes of the function symbols in `.text*` "
+                "(`objdump -t`), without the padding between functions: x86_64 aligns "
+                "functions to 16 bytes, so a change of a few bytes inside a function "
+                "often leaves the section size as it was."]
     missing = [(obj, why, sem_id) for sem_id in sorted(recs)
                for obj, why in sorted(recs[sem_id]["not_built"].items())]
     if missing:
@@ -313,7 +360,9 @@ def object_text(tree: Path, build_dir: Path, rel: str, logfile: Path) -> ObjectT
     if res.returncode != 0:
         return ObjectText("failed", why=f"size -A failed: {res.stderr.strip()[:200]}")
     sections = next(iter(parse_size(res.stdout).values()), {})
-    return ObjectText("ok", text_bytes(sections))
+    dump = subprocess.run(["objdump", "-t", str(obj)], capture_output=True, text=True)
+    return ObjectText("ok", text_bytes(sections),
+                      functions=function_bytes(dump.stdout) if dump.returncode == 0 else None)
 
 
 def measure_patch(tree: Path, build_dir: Path, patch: Path, logs: Path) -> dict:

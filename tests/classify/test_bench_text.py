@@ -10,8 +10,8 @@ from classify.bench import BenchError, assemble, check_shape, seed_claims
 from classify.bench import main as bench_main
 from classify.bench import markdown as bench_markdown
 from classify.textsize import (NODEBUG, ObjectText, TextError, _fragment_text, class_of,
-                               markdown, object_entry, parse_size, series_indexes,
-                               text_bytes, text_claim, totals)
+                               function_bytes, markdown, object_entry, parse_size,
+                               series_indexes, text_bytes, text_claim, totals)
 
 # `size -A -d drivers/xen/pvcalls-back.o` under x86_64 allmodconfig (binutils 2.40),
 # shortened; then a second file in the same output
@@ -60,6 +60,54 @@ def test_text_is_the_sum_of_the_text_sections_only():
 def test_garbage_and_empty_output_give_nothing():
     assert parse_size("") == {}
     assert parse_size("size: 'x.o': No such file\n") == {}
+
+
+# `objdump -t drivers/xen/pvcalls-back.o` (binutils 2.40), shortened: section
+# symbols (d), functions (F) in .text, .init.text and .text.unlikely, an object (O)
+OBJDUMP_T = """\
+
+drivers/xen/pvcalls-back.o:     file format elf64-x86-64
+
+SYMBOL TABLE:
+0000000000000000 l    df *ABS*\t0000000000000000 pvcalls-back.c
+0000000000000000 l    d  .text\t0000000000000000 .text
+0000000000000000 l     F .text\t000000000000000e pvcalls_back_remove
+0000000000000040 l     F .text\t0000000000000010 pvcalls_back_uevent
+0000000000000000 l    d  .init.text\t0000000000000000 .init.text
+0000000000000000 l     F .init.text\t0000000000000072 pvcalls_back_init
+0000000000000000 l     F .text.unlikely\t0000000000000020 pvcalls_back_probe.cold
+0000000000000000 l     O .data\t0000000000000030 pvcalls_back_driver
+0000000000000080 g     F .text\t000000000000002a pvcalls_sk_state_change
+"""
+
+
+def test_function_bytes_are_the_function_symbols_in_text_sections():
+    assert function_bytes(OBJDUMP_T) == 0xe + 0x10 + 0x20 + 0x2a
+    assert function_bytes("") == 0
+    # not a function, or not in .text*: not counted
+    assert function_bytes("0000000000000000 l     O .text\t0000000000000010 table\n"
+                          "0000000000000000 l     F .exit.text\t0000000000000010 f\n") == 0
+
+
+def test_function_bytes_go_into_the_entry_and_the_totals():
+    entry, _ = object_entry(ObjectText("ok", 128, functions=100),
+                            ObjectText("ok", 128, functions=93))
+    assert entry == {"before": 128, "after": 128, "delta": 0,
+                     "functions": {"before": 100, "after": 93, "delta": -7}}
+    entry2, _ = object_entry(ObjectText("ok", 64, functions=50),
+                             ObjectText("ok", 64, functions=None))
+    assert "functions" not in entry2
+    t = totals({"a": {"series": "s", "patch": "1", "class": "mutex", "objects":
+                      {"x.o": entry, "y.o": entry2}, "not_built": {}}}, "mutex")
+    assert t["delta"] == 0 and t["functions"] == {"before": 100, "after": 93, "delta": -7}
+    md = "\n".join(markdown({"semaphores": {"a": {
+        "series": "s", "patch": "1", "class": "mutex", "objects": {"x.o": entry, "y.o":
+                                                                    entry2},
+        "not_built": {}}}, "totals": {"mutex": t}}))
+    assert "| `a` | x.o | 128 | 128 | 0 | -7 |" in md
+    assert "| `a` | y.o | 64 | 64 | 0 | - |" in md
+    assert "| **total**, 1 semaphores | 2 objects | 192 | 192 | **0** (+0.000%) | -7 |" in md
+    assert "aligns functions to 16 bytes" in md
 
 
 def test_class_comes_from_the_audit_then_from_the_subject():
@@ -123,7 +171,7 @@ def test_totals_keep_the_classes_apart():
     t = totals(RECORDS, "completion")
     assert (t["semaphores"], t["objects"], t["delta"], t["not_built"]) == (1, 2, 4, 1)
     assert totals(RECORDS, "counting") == {
-        "semaphores": 0, "objects": 0, "before": 0, "after": 0, "delta": 0,
+        "semaphores": 0, "functions": None, "objects": 0, "before": 0, "after": 0, "delta": 0,
         "sum_of_patch_deltas": 0, "percent": None, "not_built": 0}
 
 
@@ -183,10 +231,11 @@ def test_table_lists_every_mutex_object_the_totals_and_what_did_not_build():
     md = "\n".join(markdown(text_figures()))
     assert "Config: x86_64 allmodconfig without debugging: `CONFIG_KASAN`, " \
            "`CONFIG_PROVE_LOCKING`." in md
-    assert "| `net/a.h:a.sem` | net/hw_io.o | 1,000 | 980 | -20 |" in md
-    assert "| `net/b.h:b.lock` | net/hw_io.o | 980 | 970 | -10 |" in md
-    assert "| `xen/c.c:c.lock` | xen/c.o | 2,000 | 2,010 | +10 |" in md
-    assert "| **total**, 3 semaphores | 3 objects | 3,500 | 3,470 | **-30** (-0.857%) |" in md
+    assert "| `net/a.h:a.sem` | net/hw_io.o | 1,000 | 980 | -20 | - |" in md
+    assert "| `net/b.h:b.lock` | net/hw_io.o | 980 | 970 | -10 | - |" in md
+    assert "| `xen/c.c:c.lock` | xen/c.o | 2,000 | 2,010 | +10 | - |" in md
+    assert ("| **total**, 3 semaphores | 3 objects | 3,500 | 3,470 | **-30** (-0.857%) | - |"
+            in md)
     # the completion table: one row per semaphore
     assert "| `include/p.h:p.irq` | 2 | 3,400 | 3,404 | +4 |" in md
     assert "- net/runtest.o (mutex, `net/b.h:b.lock`): does not compile here: error: x" in md
@@ -244,7 +293,8 @@ def test_bench_refuses_the_text_part_before_measuring_anything(tmp_path):
 def test_the_config_turns_off_instrumentation_and_lock_debugging():
     for sym in ("KASAN", "KCSAN", "UBSAN", "KCOV", "GCOV_KERNEL", "DEBUG_LOCK_ALLOC",
                 "PROVE_LOCKING", "DEBUG_MUTEXES", "LOCK_STAT", "DEBUG_SPINLOCK",
-                "DEBUG_ATOMIC_SLEEP", "LOCKDEP", "TRACE_IRQFLAGS"):
+                "DEBUG_ATOMIC_SLEEP", "LOCKDEP", "TRACE_IRQFLAGS",
+                "DEBUG_FORCE_FUNCTION_ALIGN_64B", "DEBUG_SECTION_MISMATCH"):
         assert NODEBUG[f"CONFIG_{sym}"] == "n"
     frag = _fragment_text()
     assert "# CONFIG_KASAN is not set\n" in frag
@@ -316,6 +366,6 @@ def test_bench_text_applies_each_series_in_order_and_records_every_object(tmp_pa
                                                     "delta": -10}
     assert sems["c.c:comp"]["class"] == "completion"      # from the subject
     assert r["totals"]["mutex"] | {"percent": 0} == {
-        "semaphores": 2, "objects": 1, "before": 1000, "after": 980, "delta": -20,
+        "semaphores": 2, "functions": None, "objects": 1, "before": 1000, "after": 980, "delta": -20,
         "sum_of_patch_deltas": -20, "percent": 0, "not_built": 1}
     assert r["totals"]["completion"]["delta"] == -10
