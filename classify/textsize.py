@@ -221,7 +221,10 @@ def text_claim(text: dict | None, seed_saved: int = SEED_TEXT["saved"]) -> dict:
     amount = f"{abs(saved)} bytes {word}" if saved else "no byte changed"
     claim["measured"] = (f"{amount} ({abs(tot['percent'] or 0):.2f}% of the "
                          f"{tot['before']} bytes of .text of the {tot['objects']} "
-                         f"objects touched), {tot['semaphores']} semaphores, "
+                         f"objects touched"
+                         + (f"; function bytes {_delta(tot['functions']['delta'])}"
+                            if tot.get("functions") else "")
+                         + f"), {tot['semaphores']} semaphores, "
                          f"{text.get('config', {}).get('name', BASE_CONFIG)}")
     claim["verdict"] = "holds" if saved > 0 else "does not hold"
     return claim

@@ -108,6 +108,10 @@ def test_function_bytes_go_into_the_entry_and_the_totals():
     assert "| `a` | y.o | 64 | 64 | 0 | - |" in md
     assert "| **total**, 1 semaphores | 2 objects | 192 | 192 | **0** (+0.000%) | -7 |" in md
     assert "aligns functions to 16 bytes" in md
+    claim = text_claim({"totals": {"mutex": t}, "config": {"name": "cfg"}})
+    assert claim["verdict"] == "does not hold"
+    assert claim["measured"].startswith("no byte changed (0.00% of the 192 bytes of .text "
+                                        "of the 2 objects touched; function bytes -7)")
 
 
 def test_class_comes_from_the_audit_then_from_the_subject():
