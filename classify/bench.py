@@ -514,10 +514,12 @@ def write_outputs(result: dict, out: Path, svg: Path | None, md: Path | None) ->
     rows = (result.get("contention") or {}).get("rows") or []
     if svg and rows:
         c = result["contention"]
+        # the date of the boots the plot shows, not of the latest part
+        date = (result.get("part_meta") or {}).get("boots", {}).get("date", result["date"])
         svg.write_text(line_chart(contention_panels(rows),
                                   f"sem_bench on Linux 6.1, QEMU TCG, {c['vcpus']} vCPUs",
                                   f"median of {c['runs']} runs, bars: min–max; "
-                                  f"TCG figures are relative, not absolute. {result['date']}"))
+                                  f"TCG figures are relative, not absolute. {date}"))
         print(f"bench: wrote {svg}")
     if md:
         md.write_text(markdown(result))
