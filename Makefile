@@ -35,7 +35,8 @@ help:
 	@echo "  marking    regenerate kernel-patches/0004 (the counting pool marked) from the audit (CHECK=1, EXCLUDE=)"
 	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU"
 	@echo "  bitcheck   show that DEBUG_MUTEX_NONE leaves the kernel's .text unchanged"
-	@echo "  bench      sizes, lock contention in QEMU, audit/spatch/kernel times (RUNS=5)"
+	@echo "  bench      sizes, lock contention in QEMU, audit/spatch/kernel times, .text"
+	@echo "             of the conversion patches (RUNS=5, PARTS=boots,audit,spatch,kernel,text)"
 	@echo "  clean      remove builds, boot logs and worktrees (keeps the 6.1 tree)"
 	@echo "  distclean  remove the whole work area, 6.1 tree included"
 
@@ -101,15 +102,17 @@ bitcheck:
 	$(PYTHON) -m qemu bitcheck --kernel $(KERNEL)
 
 # make bench: everything, about an hour on 2 idle cores (cold kernel builds and one
-# whole-tree spatch run dominate).  PARTS=boots,audit,spatch,kernel picks parts;
-# KERNEL_RUNS= the cold/warm kernel runs; BENCH_NOTE= a remark kept with the figures.
+# whole-tree spatch run dominate).  PARTS=boots,audit,spatch,kernel,text picks parts
+# (text: the .text of the objects the conversion patches touch, before and after; it
+# needs `make patches` first); KERNEL_RUNS= the cold/warm kernel runs; BENCH_NOTE= a
+# remark kept with the figures.
 RUNS ?= 5
 KERNEL_RUNS ?= $(RUNS)
-PARTS ?= boots,audit,spatch,kernel
+PARTS ?= boots,audit,spatch,kernel,text
 BENCH_MS ?= 1000
 BENCH_NOTE ?=
 bench:
-	@$(PREFLIGHT) --free-gib 4 spatch qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio
+	@$(PREFLIGHT) --free-gib 4 spatch qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio size
 	$(PYTHON) -m classify bench --kernel $(KERNEL) --runs $(RUNS) --parts $(PARTS) \
 		--ms $(BENCH_MS) --kernel-runs $(KERNEL_RUNS) --note "$(BENCH_NOTE)" \
 		--out $(CURDIR)/reports/bench.json --svg $(CURDIR)/reports/bench.svg \

@@ -11,6 +11,7 @@ import logging
 import sys
 from pathlib import Path
 
+from .bench import PARTS as BENCH_PARTS
 from .bench import BenchError
 from .patches import PatchError
 from .tree import TreeError, check_kernel_tree
@@ -97,7 +98,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     tree = check_kernel_tree(args.kernel)
     return bench_main(tree.path, args.cache, args.runs, args.out,
                       tuple(p for p in args.parts.split(",") if p), args.ms,
-                      args.kernel_runs, args.spatch_runs, args.svg, args.md, args.note)
+                      args.kernel_runs, args.spatch_runs, args.svg, args.md, args.note,
+                      args.patches)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,11 +192,24 @@ def main(argv: list[str] | None = None) -> int:
     marking.set_defaults(func=cmd_marking)
     bench = sub.add_parser("bench", parents=[common],
                            help="sizes and lock contention in QEMU, the audit cold and "
-                                "warm, whole-tree spatch, kernel build and boot times")
+                                "warm, whole-tree spatch, kernel build and boot times, "
+                                "the .text the conversion patches save",
+                           description="Parts: boots (sem_bench in QEMU: struct sizes, "
+                                       "contention), audit (make audit cold and warm), "
+                                       "spatch (one whole-tree spatch run), kernel (the "
+                                       "boot-test kernel's configure/build/boot, cold and "
+                                       "warm), text (the .text* of every object the "
+                                       "conversion patches of work/patches touch, before "
+                                       "and after each patch, x86_64 allmodconfig without "
+                                       "sanitizers, coverage or lock debugging; needs "
+                                       "`make patches` first).")
     bench.add_argument("--runs", type=int, default=5,
                        help="runs of each measurement (default: 5)")
-    bench.add_argument("--parts", default="boots,audit,spatch,kernel",
+    bench.add_argument("--parts", default=",".join(BENCH_PARTS),
                        help="comma-separated parts (default: %(default)s)")
+    bench.add_argument("--patches", type=Path, default=REPO / "work" / "patches",
+                       help="the conversion series the text part measures "
+                            "(default: work/patches, written by `make patches`)")
     bench.add_argument("--ms", type=int, default=1000,
                        help="milliseconds per sem_bench measurement (default: 1000)")
     bench.add_argument("--kernel-runs", type=int, default=None,

@@ -11,6 +11,10 @@ Parts (each can be chosen with --parts; all by default):
            `make coccicheck MODE=report` runs it (--spatch-runs, default 1)
   kernel   configure/build/boot of the boot-test kernel (scenario `clean`): cold (empty
            O= directory, ccache off) and warm (nothing changed), --kernel-runs each
+  text     code size: the `.text*` of every object the conversion patches of
+           work/patches (`make patches`) touch, before and after each patch, on x86_64
+           allmodconfig without sanitizers, coverage or lock debugging
+           (classify/textsize.py); the mutex-class total against the seed's 25,051 bytes
 
 Each audit run is a separate `python3 -m classify audit` process writing to a scratch
 directory, so the figures include interpreter start-up and report writing, as a user
@@ -38,12 +42,14 @@ from pathlib import Path
 from typing import Iterator
 
 from .plot import Panel, Point, line_chart
+from .textsize import TextError, bench_text, series_indexes, text_claim
+from .textsize import markdown as text_markdown
 
 REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / "work"
 BENCH_DIR = WORK / "bench"
 SPATCH_COCCI = REPO / "cocci" / "sem_ops.cocci"
-PARTS = ("boots", "audit", "spatch", "kernel")
+PARTS = ("boots", "audit", "spatch", "kernel", "text")
 SCHEMA = 1
 
 log = logging.getLogger("sem2mutex.bench")
@@ -86,8 +92,10 @@ def _verdict(value: float | None, seed: float) -> str:
     return "partly" if value > 1.0 else "does not hold"
 
 
-def seed_claims(sizes: dict[str, int], rows: list[dict]) -> list[dict]:
-    """The seed's claims against the 6.1 figures, one entry each, with a verdict."""
+def seed_claims(sizes: dict[str, int], rows: list[dict], text: dict | None = None
+                ) -> list[dict]:
+    """The seed's claims against the 6.1 figures, one entry each, with a verdict
+    (text: the figures of the text part, see classify/textsize.py)."""
     claims = []
     sem, mtx = sizes.get("semaphore"), sizes.get("mutex")
     claims.append({
@@ -129,10 +137,7 @@ def seed_claims(sizes: dict[str, int], rows: list[dict]) -> list[dict]:
                    "measured": f"{md} vs {mtx} bytes" if md and mtx else "not measured",
                    "verdict": "not measured" if not (md and mtx) else
                    ("holds" if md == mtx else "does not hold")})
-    claims.append({"claim": "converting the mutex-like semaphores saves .text",
-                   "seed": f"{SEED['text_saved_bytes']} bytes (0.76%)",
-                   "measured": "not measured here: needs the conversion patches of "
-                               "another issue", "verdict": "not measured"})
+    claims.append(text_claim(text, SEED["text_saved_bytes"]))
     return claims
 
 
@@ -229,6 +234,8 @@ def markdown(result: dict) -> str:
             out.append(f"| whole-tree spatch / audit, CPU time | "
                        f"{r['spatch_over_audit_cold_cpu']}x cold, "
                        f"{r['spatch_over_audit_warm_cpu']}x warm |")
+    if result.get("text"):
+        out += text_markdown(result["text"])
     missing = [p for p in PARTS if p not in result.get("parts", PARTS)]
     if missing:
         out += ["", "Not measured in this run: " + ", ".join(missing)
@@ -432,7 +439,7 @@ def _part_meta() -> dict:
 
 
 def measure_part(part: str, kernel: Path, cache: Path, runs: int, ms: int,
-                 kernel_runs: int, spatch_runs: int) -> dict:
+                 kernel_runs: int, spatch_runs: int, patches: Path | None = None) -> dict:
     """One part's figures, with its own date and the load average around it."""
     meta = _part_meta()
     started = time.monotonic()
@@ -442,6 +449,11 @@ def measure_part(part: str, kernel: Path, cache: Path, runs: int, ms: int,
         figures = bench_audit(kernel, cache, runs)
     elif part == "spatch":
         figures = bench_spatch(kernel, spatch_runs, BENCH_DIR)
+    elif part == "text":
+        try:
+            figures = bench_text(kernel, patches or WORK / "patches")
+        except TextError as err:
+            raise BenchError(f"text: {err}") from None
     else:
         figures = bench_kernel(kernel, kernel_runs, BENCH_DIR / "kernel-boots")
     meta["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
@@ -457,28 +469,34 @@ def assemble(parts: dict[str, dict], kernel: Path, runs: int, note: str,
     result: dict = {"schema": SCHEMA, "date": dates[-1] if dates else "",
                     "machine": machine_info or machine(), "kernel": str(kernel),
                     "runs": runs, "parts": sorted(parts), "note": note, "tcg": TCG_NOTE,
-                    "part_meta": {k: v["meta"] for k, v in parts.items()},
-                    "skipped": {"code_size": "the .text before/after the mutex-class "
-                                "conversion patches needs those patches (another issue)"}}
+                    "part_meta": {k: v["meta"] for k, v in parts.items()}}
     if "boots" in parts:
         result.update(parts["boots"]["figures"])
+    if "text" in parts:
+        result["text"] = parts["text"]["figures"]
+    else:
+        result["skipped"] = {"code_size": "not measured: make patches, then make bench "
+                                          "PARTS=text"}
     toolkit: dict = {k: parts[k]["figures"] for k in ("audit", "spatch", "kernel")
                      if k in parts}
     toolkit["ratios"] = toolkit_ratios(toolkit.get("audit"), toolkit.get("spatch"))
     result["toolkit"] = toolkit
     result["seed_claims"] = seed_claims((result.get("sizes") or {}).get("nodebug", {}),
-                                        (result.get("contention") or {}).get("rows", []))
+                                        (result.get("contention") or {}).get("rows", []),
+                                        result.get("text"))
     return result
 
 
 def run_bench(kernel: Path, cache: Path, runs: int, parts: tuple[str, ...], ms: int,
-              kernel_runs: int, spatch_runs: int, note: str = "") -> dict:
+              kernel_runs: int, spatch_runs: int, note: str = "",
+              patches: Path | None = None) -> dict:
     """Measures the parts asked for (each kept in work/bench/part-<name>.json, so a
     part can be measured again on its own) and assembles all parts measured so far."""
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     for part in parts:
-        figures = measure_part(part, kernel, cache, runs, ms, kernel_runs, spatch_runs)
+        figures = measure_part(part, kernel, cache, runs, ms, kernel_runs, spatch_runs,
+                               patches)
         (BENCH_DIR / f"part-{part}.json").write_text(
             json.dumps(figures, indent=2, sort_keys=True) + "\n")
     stored = {p.stem.removeprefix("part-"): json.loads(p.read_text())
@@ -496,10 +514,12 @@ def write_outputs(result: dict, out: Path, svg: Path | None, md: Path | None) ->
     rows = (result.get("contention") or {}).get("rows") or []
     if svg and rows:
         c = result["contention"]
+        # the date of the boots the plot shows, not of the latest part
+        date = (result.get("part_meta") or {}).get("boots", {}).get("date", result["date"])
         svg.write_text(line_chart(contention_panels(rows),
                                   f"sem_bench on Linux 6.1, QEMU TCG, {c['vcpus']} vCPUs",
                                   f"median of {c['runs']} runs, bars: min–max; "
-                                  f"TCG figures are relative, not absolute. {result['date']}"))
+                                  f"TCG figures are relative, not absolute. {date}"))
         print(f"bench: wrote {svg}")
     if md:
         md.write_text(markdown(result))
@@ -508,12 +528,19 @@ def write_outputs(result: dict, out: Path, svg: Path | None, md: Path | None) ->
 
 def main(kernel: Path, cache: Path, runs: int, out: Path | None, parts: tuple[str, ...] =
          PARTS, ms: int = 1000, kernel_runs: int | None = None, spatch_runs: int = 1,
-         svg: Path | None = None, md: Path | None = None, note: str = "") -> int:
+         svg: Path | None = None, md: Path | None = None, note: str = "",
+         patches: Path | None = None) -> int:
     unknown = [p for p in parts if p not in PARTS]
     if unknown:
         raise BenchError(f"unknown part(s) {', '.join(unknown)} (known: {', '.join(PARTS)})")
+    if "text" in parts:             # before an hour of other parts, not after it
+        try:
+            series_indexes(patches or WORK / "patches")
+        except TextError as err:
+            raise BenchError(f"text: {err}") from None
     result = run_bench(kernel, cache, runs, parts, ms,
-                       runs if kernel_runs is None else kernel_runs, spatch_runs, note)
+                       runs if kernel_runs is None else kernel_runs, spatch_runs, note,
+                       patches)
     audit = result["toolkit"].get("audit")
     for kind in ("cold", "warm"):
         if audit:

@@ -29,6 +29,7 @@ TOOL_PACKAGES = {
     "cpio": "cpio",
     "git": "git",
     "perl": "perl",
+    "size": "binutils",
 }
 
 

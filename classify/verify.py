@@ -273,6 +273,7 @@ def ensure_config(tree: Path, build_dir: Path, options: tuple[str, ...] = ()) ->
 
 def compile_file(tree: Path, build_dir: Path, rel: str, logfile: Path | None = None,
                  sparse: bool = True) -> Compile:
+    """make <dir>/<file>.o from scratch (with sparse, C=2, unless sparse is False)."""
     started = time.monotonic()
     obj = rel[:-2] + ".o"
     (build_dir / obj).unlink(missing_ok=True)
@@ -321,13 +322,20 @@ def _compile_json(c: Compile) -> dict:
             "sparse": len(c.sparse)}
 
 
-def verify_patch(tree: Path, build_dir: Path, patch: Path, logs: Path) -> dict:
-    """Before, git am, checkpatch, after: the record of one patch."""
-    started = time.monotonic()
-    files = patch_files(patch.read_text(errors="replace"))
+def files_to_build(tree: Path, patch_text: str) -> tuple[list[str], set[str], list[str]]:
+    """(every file the patch touches, the touched .c files, the .c files to build:
+    the touched ones and the includers of each touched header)."""
+    files = patch_files(patch_text)
     touched = {f for f in files if f.endswith(".c")}
     cfiles = sorted(touched
                     | {c for h in files if h.endswith(".h") for c in includers(tree, h)})
+    return files, touched, cfiles
+
+
+def verify_patch(tree: Path, build_dir: Path, patch: Path, logs: Path) -> dict:
+    """Before, git am, checkpatch, after: the record of one patch."""
+    started = time.monotonic()
+    files, touched, cfiles = files_to_build(tree, patch.read_text(errors="replace"))
     stem = patch.name[:4]
     before = {f: compile_file(tree, build_dir, f, logs / f"{stem}-before-{Path(f).name}.log")
               for f in cfiles}
