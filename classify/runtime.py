@@ -38,8 +38,7 @@ _SITE = re.compile(r"^(?P<expr>.+?)@(?P<file>[\w./+-]+\.[ch]):(?P<line>\d+)$")
 _STATIC = re.compile(r"^(?:\((?P<arch>[A-Za-z_]\w*)\)|(?P<mutex>[A-Za-z_]\w*))\.lock$")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 # "net/rxrpc/call_object.c:43:9: error: ..." in a build log
-_BUILD_ERROR = re.compile(r"^(?:\S*/)??(?P<file>(?:[\w.+-]+/)*[\w.+-]+\.[ch]):(?P<line>\d+):"
-                          r"(?:\d+:)? error: (?P<msg>.*)$")
+_BUILD_ERROR = re.compile(r"^(?P<file>[^\s:]+\.[ch]):(?P<line>\d+):(?:\d+:)? error: (?P<msg>.*)$")
 
 
 @dataclass(frozen=True)
@@ -126,9 +125,14 @@ def build_error_ids(errors: list[str], index: SemIndex) -> list[tuple[str, str]]
     out = []
     for line in errors:
         if m := _BUILD_ERROR.match(line.strip()):
-            sid = index.by_site.get((m["file"], int(m["line"])))
-            if sid and sid not in [i for i, _ in out]:
-                out.append((sid, f"{m['file']}:{m['line']}: error: {m['msg']}"))
+            parts = m["file"].split("/")       # absolute or ../ paths of an O= build
+            for k in range(len(parts)):
+                path = "/".join(parts[k:])
+                sid = index.by_site.get((path, int(m["line"])))
+                if sid:
+                    if sid not in [i for i, _ in out]:
+                        out.append((sid, f"{path}:{m['line']}: error: {m['msg']}"))
+                    break
     return out
 
 

@@ -1,0 +1,206 @@
+"""The runtime set's harness pieces without a kernel: the QEMU command line and the QMP
+key presses, the mutex_debug warnings in the parser, the variants (commits made with a
+temporary index), the devices and the evaluation of a runtime boot."""
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from classify import runtime as rt
+from qemu import runtime
+from qemu.parse import clean_lines, find_reports, parse_log
+from qemu.run import KEYS_TRIGGER, RunRequest, RunStatus, key_events, qemu_command, run_qemu
+from qemu.scenarios import load_scenario, named_set, standard_set
+
+IC = "fs/xfs/xfs_log_priv.h:xlog_in_core.ic_sema"
+
+
+def test_qemu_command_with_devices_and_qmp(tmp_path):
+    req = RunRequest(Path("bz"), Path("rd"), tmp_path / "log", memory_mb=512,
+                     extra_args=("-drive", "file=d.img,format=raw,if=virtio"),
+                     qmp=tmp_path / "q.sock", keys=2)
+    cmd = qemu_command(req)
+    assert cmd[cmd.index("-m") + 1] == "512"
+    assert cmd[cmd.index("-qmp") + 1] == f"unix:{tmp_path / 'q.sock'},server=on,wait=off"
+    assert cmd[-2:] == ["-drive", "file=d.img,format=raw,if=virtio"]
+    assert "-qmp" not in qemu_command(RunRequest(Path("bz"), Path("rd"), tmp_path / "l"))
+
+
+def test_key_events_press_and_release():
+    ev = key_events(("a",))
+    assert [e["arguments"]["events"][0]["data"]["down"] for e in ev] == [True, False]
+    assert ev[0]["arguments"]["events"][0]["data"]["key"] == {"type": "qcode", "data": "a"}
+
+
+def fake_qmp(path: Path, got: list):
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(path))
+    srv.listen(1)
+
+    def serve():
+        conn, _ = srv.accept()
+        f = conn.makefile("rwb")
+        f.write(b'{"QMP": {}}\n')
+        f.flush()
+        for line in f:
+            got.append(json.loads(line))
+            f.write(b'{"return": {}}\n')
+            f.flush()
+        conn.close()
+        srv.close()
+    threading.Thread(target=serve, daemon=True).start()
+
+
+def test_keys_are_sent_when_the_guest_asks(tmp_path):
+    got: list = []
+    fake_qmp(tmp_path / "q.sock", got)
+    script = f"echo booting; echo '[ 1.0] {KEYS_TRIGGER}'; sleep 1; echo done"
+    res = run_qemu(RunRequest(Path("bz"), Path("rd"), tmp_path / "log", timeout=10,
+                              command=("sh", "-c", script), qmp=tmp_path / "q.sock", keys=3))
+    assert res.status is RunStatus.EXITED
+    assert got[0] == {"execute": "qmp_capabilities"} and len(got) == 1 + 3 * 2
+    log = (tmp_path / "log").read_text()
+    assert "s2m-harness: keys: 3 pressed\n" in log
+    assert parse_log(log).verdict == "truncated"     # the harness line stays the last one
+
+
+def test_no_keys_without_the_trigger(tmp_path):
+    got: list = []
+    fake_qmp(tmp_path / "q.sock", got)
+    run_qemu(RunRequest(Path("bz"), Path("rd"), tmp_path / "log", timeout=10,
+                        command=("sh", "-c", "echo s2m-init: done"), qmp=tmp_path / "q.sock",
+                        keys=3))
+    assert got == [] and "keys:" not in (tmp_path / "log").read_text()
+
+
+WARN = """------------[ cut here ]------------
+mutex_debug &hdev->driver_input_lock@drivers/hid/hid-core.c:2927: down_trylock() in interrupt context, a mutex is for task context only
+WARNING: CPU: 0 PID: 0 at include/linux/semaphore.h:190 hid_input_report+0x1c5/0x1e0
+Modules linked in:
+CPU: 0 PID: 0 Comm: swapper Not tainted 6.1.192+ #1
+RIP: 0010:hid_input_report+0x1c5/0x1e0
+Call Trace:
+ <IRQ>
+ hid_irq_in+0x7a/0x220
+ __usb_hcd_giveback_urb+0x95/0x120
+ </IRQ>
+---[ end trace 0000000000000000 ]---
+"""
+
+
+def test_mutex_debug_context_warning_is_one_report_naming_the_semaphore():
+    reps = find_reports(clean_lines(WARN))
+    assert [r.kind for r in reps] == ["mutex_debug_context"]
+    assert reps[0].locks[0].lock_class == "&hdev->driver_input_lock@drivers/hid/hid-core.c:2927"
+    assert reps[0].title.endswith("in hid_irq_in")
+    # a plain WARNING stays a warning
+    plain = WARN.replace(WARN.splitlines()[1] + "\n", "")
+    assert [r.kind for r in find_reports(clean_lines(plain))] == ["warning"]
+
+
+def test_runtime_scenarios_are_a_set_of_their_own():
+    names = named_set("runtime")
+    assert names and not set(names) & set(standard_set())
+    for n in names:
+        sc = load_scenario(n)
+        assert sc.fragments == runtime.FRAGMENTS and sc.steps[0].startswith("workload:")
+        assert sc.about and (sc.variant == "trust" or sc.variant[7:] in sc.about)
+        wl = sc.steps[0].split(":", 1)[1]
+        assert (Path(runtime.__file__).parent / "initramfs" / "workloads" / f"{wl}.sh").is_file()
+
+
+def test_plan_variants_trust_first_and_marks():
+    sems = {IC: {"class": "counting"}, "x:b": {"class": "unknown"}, "x:c": {"class": "counting"},
+            "x:d": {"class": "unknown"}}
+    scs = [load_scenario("runtime-xfs")]
+    scs = [scs[0].__class__(**{**scs[0].__dict__, "variant": "unmark:x:b", "about": ("x:b",)}),
+           scs[0].__class__(**{**scs[0].__dict__, "variant": "trust",
+                               "about": (IC, "x:c", "x:d")})]
+    names, marks = runtime.plan_variants(scs, sems)
+    assert names == ["trust", "unmark:x:b"]
+    assert marks == ["x:b", IC, "x:c"]       # isolation of x:b; never the unknown x:d
+    bad = [scs[0].__class__(**{**scs[0].__dict__, "variant": "unmark:nope"})]
+    with pytest.raises(Exception, match="nope"):
+        runtime.plan_variants(bad, sems)
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_variant_commits_leave_the_worktree_alone(tmp_path):
+    repo = tmp_path / "k"
+    (repo / "fs").mkdir(parents=True)
+    (repo / "fs" / "a.h").write_text("struct x {\n\tstruct semaphore s;\n};\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    sems = {"fs/a.h:x.s": {"declared": {"path": "fs/a.h", "line": 2}}}
+    edits = runtime.marking_edits(repo, base, sems, ["fs/a.h:x.s"], True)
+    c = runtime.commit_edits(repo, base, edits, "mark")
+    assert git(repo, "rev-parse", "HEAD") == base and git(repo, "status", "--porcelain") == ""
+    assert "struct arch_semaphore s;" in runtime.show(repo, c, "fs/a.h")
+    assert runtime.marked_ids(repo, c, sems) == frozenset({"fs/a.h:x.s"})
+    assert runtime.marked_ids(repo, base, sems) == frozenset()
+    assert runtime.commit_edits(repo, base, {}, "nothing") == base
+
+
+def test_device_args_and_slug():
+    sc = load_scenario("runtime-hid")
+    args = runtime.device_args(sc, None)
+    assert "usb-kbd,bus=xhci.0,id=kbd0" in args and "i8042=off" in args
+    net = runtime.device_args(load_scenario("runtime-netconsole"), Path("/d.img"))
+    assert "user,id=n0,restrict=on" in net and "file=/d.img,format=raw,if=virtio" in net
+    assert runtime.slug("unmark:" + IC) == "unmark-fs-xfs-xfs_log_priv.h-xlog_in_core.ic_sema"
+
+
+LOG = """KTAP version 1
+# s2m-init scenario: runtime-xfs
+1..2
+ok 1 boot
+ok 2 workload:xfs
+{report}# lockdep-class: 0000 OPS:      12 FD:    1 BD:    1 +.+.: &iclog->ic_sema@fs/xfs/xfs_log.c:1639
+s2m-init: done
+s2m-harness: qemu exited with status 0 after 20.0 s
+"""
+BAD_UNLOCK = """=====================================
+WARNING: bad unlock balance detected!
+6.1.192+ #1 Not tainted
+-------------------------------------
+kworker/0:2/30 is trying to release lock (&iclog->ic_sema@fs/xfs/xfs_log.c:1639) at:
+[<ffffffff81234567>] xlog_ioend_work+0x10/0x20
+but there are no more locks to release!
+"""
+
+
+def test_evaluate_runtime():
+    sems = [{"id": IC, "class": "counting", "declared": {"path": "fs/xfs/xfs_log_priv.h",
+             "line": 204, "kind": "member"},
+             "init": [{"path": "fs/xfs/xfs_log.c", "line": 1639}], "ops": []}]
+    index = rt.build_index(sems)
+    sc = load_scenario("runtime-xfs")
+    clean = parse_log(LOG.format(report=""))
+    assert runtime.evaluate_runtime(sc, clean, index, frozenset({IC})).passed
+    reported = parse_log(LOG.format(report=BAD_UNLOCK))
+    # as a debug mutex the report is the evidence; as a semaphore it is a failure
+    assert runtime.evaluate_runtime(sc, reported, index, frozenset()).passed
+    ev = runtime.evaluate_runtime(sc, reported, index, frozenset({IC}))
+    assert not ev.passed and "bad_unlock_balance" in ev.problems[0]
+    failed = parse_log(LOG.format(report="").replace("ok 2 workload", "not ok 2 workload"))
+    ev = runtime.evaluate_runtime(sc, failed, index, frozenset({IC}))
+    assert ev.problems == ["workload step workload:xfs: not ok"]
+
+
+def test_make_disk(tmp_path):
+    if not Path("/usr/sbin/mkfs.xfs").exists():
+        pytest.skip("xfsprogs not installed")
+    assert runtime.make_disk("xfs", tmp_path / "x.img") == []
+    assert (tmp_path / "x.img").stat().st_size == 320 << 20
+    assert runtime.make_disk("nosuchfs", tmp_path / "y.img")[0].startswith("mkfs.nosuchfs")
