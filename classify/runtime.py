@@ -38,7 +38,8 @@ _SITE = re.compile(r"^(?P<expr>.+?)@(?P<file>[\w./+-]+\.[ch]):(?P<line>\d+)$")
 _STATIC = re.compile(r"^(?:\((?P<arch>[A-Za-z_]\w*)\)|(?P<mutex>[A-Za-z_]\w*))\.lock$")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 # "net/rxrpc/call_object.c:43:9: error: ..." in a build log
-_BUILD_ERROR = re.compile(r"^(?P<file>[^\s:]+\.[ch]):(?P<line>\d+):(?:\d+:)? error: (?P<msg>.*)$")
+_BUILD_ERROR = re.compile(r"^(?P<file>[^\s:]+\.[ch]):(?P<line>\d+):(?:\d+:)? "
+                          r"(?:error: (?P<msg>.*)|note: in expansion of macro .*)$")
 
 
 @dataclass(frozen=True)
@@ -121,18 +122,25 @@ def report_ids(report: dict, index: SemIndex) -> list[str]:
 
 
 def build_error_ids(errors: list[str], index: SemIndex) -> list[tuple[str, str]]:
-    """(id, error line) for each compiler error at a semaphore's initialisation site."""
-    out = []
+    """(id, "file:line: error: message") for each compiler error at a semaphore's
+    initialisation site, or in a macro expanded there (the note gcc gives then points
+    at the site, the error at the macro's definition)."""
+    out: list[tuple[str, str]] = []
+    last = ""
     for line in errors:
-        if m := _BUILD_ERROR.match(line.strip()):
-            parts = m["file"].split("/")       # absolute or ../ paths of an O= build
-            for k in range(len(parts)):
-                path = "/".join(parts[k:])
-                sid = index.by_site.get((path, int(m["line"])))
-                if sid:
-                    if sid not in [i for i, _ in out]:
-                        out.append((sid, f"{path}:{m['line']}: error: {m['msg']}"))
-                    break
+        m = _BUILD_ERROR.match(line.strip())
+        if not m:
+            continue
+        if m["msg"] is not None:
+            last = m["msg"]
+        parts = m["file"].split("/")       # absolute or ../ paths of an O= build
+        for k in range(len(parts)):
+            path = "/".join(parts[k:])
+            sid = index.by_site.get((path, int(m["line"])))
+            if sid:
+                if sid not in [i for i, _ in out]:
+                    out.append((sid, f"{path}:{m['line']}: error: {last}"))
+                break
     return out
 
 

@@ -181,7 +181,11 @@ def build_variant(source: Source, v: Variant, images: Path = RUNTIME_DIR / "imag
         return v
     v.build = build(BuildRequest(tree, build_dir))
     if v.build.status is not BuildStatus.SUCCESS:
-        v.errors = v.build.errors
+        # the whole log: gcc's "in expansion of macro" notes name the semaphore's site
+        text = v.build.log.read_text(errors="replace") if v.build.log else ""
+        v.errors = [ln for ln in text.splitlines()
+                    if "error:" in ln or "note: in expansion of macro" in ln][:200] or \
+            v.build.errors
         return v
     images.mkdir(parents=True, exist_ok=True)
     assert v.build.image is not None

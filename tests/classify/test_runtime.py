@@ -235,3 +235,16 @@ def test_report_shows_the_runtime_record_of_every_semaphore(shared_cache):
     # without runtime.json the report is what it was
     assert "Runtime evidence" not in to_markdown(a) and "runtime" not in to_json(a)[
         "semaphores"][0]
+
+
+def test_build_error_in_a_macro_is_traced_to_the_site_by_gccs_note():
+    sems = [sem("net/rxrpc/call_object.c:rxrpc_call_limiter", kind="static",
+                init=[("net/rxrpc/call_object.c", 43), ("net/rxrpc/call_object.c", 44)])]
+    errs = ["/w/trees/runtime/include/linux/semaphore.h:47:10: error: 'struct mutex_debug' "
+            "has no member named 'count'",
+            "/w/trees/runtime/net/rxrpc/call_object.c:44:9: note: in expansion of macro "
+            "'__SEMAPHORE_INITIALIZER'",
+            "/w/trees/runtime/net/rxrpc/call_object.c:90:9: note: in expansion of macro 'X'"]
+    assert rt.build_error_ids(errs, rt.build_index(sems)) == [
+        ("net/rxrpc/call_object.c:rxrpc_call_limiter", "net/rxrpc/call_object.c:44: error: "
+         "'struct mutex_debug' has no member named 'count'")]
