@@ -194,9 +194,8 @@ REPORT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [(k, re.compile(p)) for k, 
     ("bad_contention", r"^WARNING: bad contention detected!"),
     ("non_static_key", r"^INFO: trying to register non-static key"),
     ("debug_locks_warn_on", r"^DEBUG_LOCKS_WARN_ON\(.*\)"),
-    # kernel-patches 0009 and 0002: a semaphore running as a debug mutex, named
+    # kernel-patches 0009: a semaphore running as a debug mutex used in an interrupt
     ("mutex_debug_context", r"^mutex_debug (?P<lock>\S+): (?P<op>\w+)\(\) in interrupt context"),
-    ("mutex_debug_count", r"^mutex_debug (?P<lock>\S+) initialized with count -?\d+"),
     ("hung_task", r"^INFO: task (?P<task>\S+:\d+) blocked for more than \d+ seconds"),
     ("bug", r"^kernel BUG at (?P<loc>\S+)!"),
     ("oops", r"^BUG: kernel NULL pointer dereference"),
@@ -211,7 +210,7 @@ REPORT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [(k, re.compile(p)) for k, 
 # A headline of kind B right after an open report of kind A belongs to A (within N lines):
 # DEBUG_LOCKS_WARN_ON() is followed by its WARNING: line, kernel BUG/NULL deref by Oops:.
 _CONTINUES = {"debug_locks_warn_on": ({"warning"}, 4), "mutex_debug_context": ({"warning"}, 4),
-              "mutex_debug_count": ({"warning"}, 4), "bug": ({"oops"}, 12),
+              "bug": ({"oops"}, 12),
               "oops": ({"oops"}, 12), "non_static_key": ({"warning"}, 12)}
 _LOCKDEP_KINDS = {"circular_locking", "recursive_locking", "bad_unlock_balance",
                   "held_lock_freed", "lock_held_at_exit", "lock_held_return_to_user",
