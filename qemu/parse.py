@@ -267,8 +267,16 @@ def find_reports(lines: list[str]) -> list[Report]:
     for n, (i, kind, m) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
         body = _cut_body(lines[i:min(end, i + _MAX_BODY)], kind)
-        reports.append(_make_report(kind, m, i, body))
+        rep = _make_report(kind, m, i, body)
+        # WARN(cond, fmt, ...) prints its message before the WARNING line: the count
+        # warning of a mutex_debug (kernel-patches 0002) names the semaphore there
+        if kind == "warning" and i and (mm := _COUNT_WARN.match(lines[i - 1].strip())):
+            rep.locks.insert(0, _lock(mm["lock"], "involved", "", ""))
+        reports.append(rep)
     return reports
+
+
+_COUNT_WARN = re.compile(r"^mutex_debug (?P<lock>\S+) initialized with count -?\d+")
 
 
 def _cut_body(body: list[str], kind: str) -> list[str]:

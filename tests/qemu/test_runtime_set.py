@@ -204,3 +204,12 @@ def test_make_disk(tmp_path):
     assert runtime.make_disk("xfs", tmp_path / "x.img") == []
     assert (tmp_path / "x.img").stat().st_size == 320 << 20
     assert runtime.make_disk("nosuchfs", tmp_path / "y.img")[0].startswith("mkfs.nosuchfs")
+
+
+def test_count_warning_names_its_semaphore():
+    text = (Path(__file__).parent / "logs" / "warning-one-holder.log").read_text()
+    rep = find_reports(clean_lines(text.partition("\n\n")[2]))[0]
+    assert rep.kind == "warning"
+    assert [lk.lock_class for lk in rep.locks] == ["&md@kernel/locking/mutex_rule_check.c:141"]
+    plain = find_reports(clean_lines(WARN.replace(WARN.splitlines()[1] + "\n", "")))[0]
+    assert plain.locks == []
