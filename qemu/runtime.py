@@ -179,7 +179,7 @@ def build_variant(source: Source, v: Variant, images: Path = RUNTIME_DIR / "imag
     if cres.status is not ConfigStatus.SUCCESS:
         v.errors = [f"config {cres.status.value}: {e}" for e in cres.errors]
         return v
-    v.build = build(BuildRequest(tree, build_dir))
+    v.build = build(BuildRequest(tree, build_dir, jobs=2))   # -j2: a shared machine
     if v.build.status is not BuildStatus.SUCCESS:
         # the whole log: gcc's "in expansion of macro" notes name the semaphore's site
         text = v.build.log.read_text(errors="replace") if v.build.log else ""

@@ -213,3 +213,86 @@ def test_count_warning_names_its_semaphore():
     assert [lk.lock_class for lk in rep.locks] == ["&md@kernel/locking/mutex_rule_check.c:141"]
     plain = find_reports(clean_lines(WARN.replace(WARN.splitlines()[1] + "\n", "")))[0]
     assert plain.locks == []
+
+
+def test_runtime_test_orchestration(tmp_path, monkeypatch):
+    """The whole chain with fake build and boot: variants in order, one build each,
+    the build failure of a challenge as its evidence, runtime.json with every id."""
+    from qemu.boot import BootResult
+    from qemu.scenarios import Scenario
+    from qemu.source import Source
+    repo = tmp_path / "k"
+    (repo / "fs").mkdir(parents=True)
+    (repo / "fs" / "a.h").write_text("struct x {\n\tstruct semaphore s;\n\tstruct semaphore t;\n};\n")
+    (repo / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 192\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    audit = {"semaphores": [
+        {"id": "fs/a.h:x.s", "class": "counting",
+         "declared": {"path": "fs/a.h", "line": 2, "kind": "member"},
+         "init": [{"path": "fs/a.c", "line": 5}], "ops": []},
+        {"id": "fs/a.h:x.t", "class": "unknown",
+         "declared": {"path": "fs/a.h", "line": 3, "kind": "member"},
+         "init": [{"path": "fs/a.c", "line": 9}], "ops": []},
+        {"id": "fs/b.c:other", "class": "counting",
+         "declared": {"path": "fs/b.c", "line": 1, "kind": "static"}, "init": [], "ops": []}]}
+    apath = tmp_path / "reports" / "audit.json"
+    apath.parent.mkdir()
+    apath.write_text(json.dumps(audit))
+    monkeypatch.setattr(runtime, "audit_path", lambda v: apath)
+    monkeypatch.setattr(runtime, "check_kernel_tree", lambda k: type("T", (), {"version": "6.1.192"}))
+    monkeypatch.setattr(runtime, "prepare_source", lambda k: Source(k, repo, [], "x"))
+    monkeypatch.setattr(runtime, "RUNTIME_DIR", tmp_path / "rt")
+    built = []
+
+    def fake_build(source, v, **kw):
+        built.append(v.name)
+        if v.name == "unmark:fs/a.h:x.t":
+            v.errors = ["/o/fs/a.c:9:3: error: no member named 'count'"]
+        else:
+            v.image, v.build = tmp_path / "bz", runtime.BuildResult(
+                runtime.BuildStatus.SUCCESS, 1.0, tmp_path / "bz")
+        return v
+    monkeypatch.setattr(runtime, "build_variant", fake_build)
+    monkeypatch.setattr(runtime, "built_sources", lambda: {"fs/a.c"})
+    monkeypatch.setattr(runtime, "make_initramfs", lambda req: type(
+        "I", (), {"status": runtime.InitramfsStatus.SUCCESS})())
+    booted = []
+
+    def fake_boot(sc, v, source, index, initramfs, out_dir, accel):
+        booted.append((sc.name, v.name))
+        if v.image is None:
+            return BootResult(sc.name, True, "not_built", [])
+        ops = 7 if sc.name == "t-trust" else 2
+        report = BAD_UNLOCK.replace("&iclog->ic_sema@fs/xfs/xfs_log.c:1639",
+                                    "&a->s@fs/a.c:5") if v.name != "trust" else ""
+        (out_dir / f"{sc.name}.log").write_text(
+            LOG.replace("&iclog->ic_sema@fs/xfs/xfs_log.c:1639", "&a->s@fs/a.c:5")
+            .replace("OPS:      12", f"OPS:       {ops}").format(report=report))
+        return BootResult(sc.name, True, "completed", [])
+    monkeypatch.setattr(runtime, "boot_one", fake_boot)
+
+    def scn(name, variant, about, verdict="completed"):
+        return Scenario(name, "", runtime.FRAGMENTS, steps=("workload:xfs",), set="runtime",
+                        variant=variant, about=tuple(about), verdict=verdict)
+    scs = [scn("t-challenge", "unmark:fs/a.h:x.s", ["fs/a.h:x.s"]),
+           scn("t-trust", "trust", ["fs/a.h:x.s", "fs/a.h:x.t"]),
+           scn("t-probe", "unmark:fs/a.h:x.t", ["fs/a.h:x.t"], "not_built")]
+    out = tmp_path / "boots"
+    out.mkdir()
+    results, data = runtime.runtime_test(scs, tmp_path, out, record=tmp_path / "runtime.json")
+    assert built == ["trust", "unmark:fs/a.h:x.s", "unmark:fs/a.h:x.t"]
+    assert booted == [("t-trust", "trust"), ("t-challenge", "unmark:fs/a.h:x.s"),
+                      ("t-probe", "unmark:fs/a.h:x.t")]
+    recs = json.loads((tmp_path / "runtime.json").read_text())["semaphores"]
+    assert recs["fs/a.h:x.s"]["status"] == "violated"
+    assert recs["fs/a.h:x.s"]["boots"][0] == {"boot": "t-trust", "ran_as": "semaphore",
+                                              "result": "clean", "ops": 7,
+                                              "lock_class": "&a->s@fs/a.c:5"}
+    assert (recs["fs/a.h:x.t"]["status"], recs["fs/a.h:x.t"]["kind"]) == ("violated",
+                                                                          "build_error")
+    assert recs["fs/b.c:other"]["status"] == "not-built"
+    assert data["trust_marks"] == ["fs/a.h:x.s", "fs/a.h:x.t"]
+    summary = runtime.summary(results, data, {s.name: list(s.about) for s in scs})
+    assert "runtime: fs/a.h:x.s: violated: bad_unlock_balance" in summary
