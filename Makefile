@@ -23,7 +23,7 @@ DEB_PACKAGES := bc binutils bison busybox-static ccache coccinelle cpio flex gcc
 PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
-.PHONY: help setup check test audit patches boot-test bitcheck bench clean distclean
+.PHONY: help setup check test audit patches marking boot-test bitcheck bench clean distclean
 
 help:
 	@echo "sem2mutex targets (all take KERNEL=/path/to/kernel/tree):"
@@ -32,6 +32,7 @@ help:
 	@echo "  test       everything CI runs: check, then the kernel build and boot tests"
 	@echo "  audit      classify every struct semaphore of KERNEL into a report"
 	@echo "  patches    conversion patches per subsystem (SUBSYS=, ID=, VERIFY=0) in work/patches"
+	@echo "  marking    regenerate kernel-patches/0004 (the counting pool marked) from the audit (CHECK=1, EXCLUDE=)"
 	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU"
 	@echo "  bitcheck   show that DEBUG_MUTEX_NONE leaves the kernel's .text unchanged"
 	@echo "  bench      sizes, lock contention in QEMU, audit/spatch/kernel times (RUNS=5)"
@@ -82,6 +83,14 @@ patches:
 
 PATCHES_ARGS = $(if $(SUBSYS), --subsys $(SUBSYS))$(foreach i,$(ID), --id $(i))$(if \
 	$(filter 0 no,$(VERIFY)), --no-verify)
+
+# The series' arch_semaphore marking, generated from reports/linux-<version>/audit.json:
+# CHECK=1 then compiles the files it is about with DEBUG_MUTEX_FULL on allmodconfig
+# (minutes); EXCLUDE=<id> leaves a counting semaphore unmarked (a challenge boot).
+marking:
+	@$(PREFLIGHT) spatch
+	$(PYTHON) -m classify marking --kernel $(KERNEL)$(if $(filter 1 yes,$(CHECK)), \
+		--check)$(foreach i,$(EXCLUDE), --exclude $(i))
 
 # SCENARIOS=runtime: the exercised set (qemu/runtime.py), trust and challenge kernels,
 # and reports/linux-<version>/runtime.json for `make audit`.

@@ -89,6 +89,11 @@ def cmd_patches(args: argparse.Namespace) -> int:
     return run_patches(args)
 
 
+def cmd_marking(args: argparse.Namespace) -> int:
+    from .marking import run_marking
+    return run_marking(args)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import main as bench_main
     tree = check_kernel_tree(args.kernel)
@@ -159,6 +164,32 @@ def main(argv: list[str] | None = None) -> int:
     patches.add_argument("--no-report", action="store_true",
                          help="do not re-render the audit report with the patch status")
     patches.set_defaults(func=cmd_patches)
+    marking = sub.add_parser(
+        "marking", parents=[common],
+        help="the series' arch_semaphore marking of the counting pool, generated "
+             "from the audit (kernel-patches/0004-…)",
+        description="Marks every semaphore the audit classes counting as struct "
+                    "arch_semaphore (cocci/sem_to_arch.cocci) on top of the series "
+                    "patches before the marking, and writes the result as that series "
+                    "patch.  Exit status: 0 when written (and, with --check, every "
+                    "file builds); 1 when nothing could be marked, or a file does not "
+                    "build with DEBUG_MUTEX_FULL; 2 for bad arguments.")
+    marking.add_argument("--audit", type=Path,
+                         help="audit.json to read (default: reports/linux-<version>/)")
+    marking.add_argument("--exclude", action="append", default=[], metavar="ID",
+                         help="leave this counting semaphore unmarked (a challenge "
+                              "boot); may be repeated")
+    marking.add_argument("--out", type=Path,
+                         help="the patch file (default: the series' own "
+                              "kernel-patches/0004-…)")
+    marking.add_argument("--check", action="store_true",
+                         help="then compile the files it is about on x86_64 "
+                              "allmodconfig + DEBUG_MUTEX_FULL, without and with it")
+    marking.add_argument("--build-dir", type=Path,
+                         default=REPO / "work" / "build" / "allmodconfig-full",
+                         help="persistent O= directory of the check (default: "
+                              "work/build/allmodconfig-full)")
+    marking.set_defaults(func=cmd_marking)
     bench = sub.add_parser("bench", parents=[common],
                            help="sizes and lock contention in QEMU, the audit cold and "
                                 "warm, whole-tree spatch, kernel build and boot times")

@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -136,12 +137,19 @@ def seed_claims(sizes: dict[str, int], rows: list[dict]) -> list[dict]:
 
 
 def toolkit_ratios(audit: dict | None, spatch: dict | None) -> dict:
-    """How many times faster the audit is than one whole-tree spatch run."""
+    """How many times faster the audit is than one whole-tree spatch run: in wall
+    time, and in CPU time (user + system of all child processes), which a loaded
+    machine changes much less."""
     if not audit or not spatch:
         return {}
     base = spatch["median"]
-    return {"spatch_over_audit_cold": ratio(base, audit["cold"]["median"], 1),
-            "spatch_over_audit_warm": ratio(base, audit["warm"]["median"], 1)}
+    ratios = {"spatch_over_audit_cold": ratio(base, audit["cold"]["median"], 1),
+              "spatch_over_audit_warm": ratio(base, audit["warm"]["median"], 1)}
+    if spatch.get("cpu") and audit.get("cold_cpu"):
+        for kind in ("cold", "warm"):
+            ratios[f"spatch_over_audit_{kind}_cpu"] = ratio(
+                spatch["cpu"]["median"], audit[f"{kind}_cpu"]["median"], 1)
+    return ratios
 
 
 def contention_panels(rows: list[dict]) -> list[Panel]:
@@ -194,13 +202,19 @@ def markdown(result: dict) -> str:
     tk = result.get("toolkit") or {}
     if tk:
         out += ["", "| toolkit | seconds, median (min–max) |", "|---|---:|"]
-        if tk.get("audit"):
-            out.append(f"| make audit, cold | {_spread_text(tk['audit']['cold'], digits=1)} |")
-            out.append(f"| make audit, warm | {_spread_text(tk['audit']['warm'], digits=1)} |")
+        for kind in ("cold", "warm"):
+            for key, what in ((kind, ""), (f"{kind}_cpu", ", CPU time")):
+                if (tk.get("audit") or {}).get(key):
+                    out.append(f"| make audit, {kind}{what} | "
+                               f"{_spread_text(tk['audit'][key], digits=1)} |")
         if tk.get("spatch"):
             n = len(tk["spatch"]["runs"])
-            out.append(f"| whole-tree spatch sem_ops.cocci ({n} run{'s' * (n > 1)}) | "
+            runs = f"{n} run{'s' * (n > 1)}"
+            out.append(f"| whole-tree spatch sem_ops.cocci ({runs}) | "
                        f"{_spread_text(tk['spatch'], digits=1)} |")
+            if tk["spatch"].get("cpu"):
+                out.append(f"| whole-tree spatch sem_ops.cocci ({runs}), CPU time | "
+                           f"{_spread_text(tk['spatch']['cpu'], digits=1)} |")
         for kind in ("cold", "warm"):
             stages = (tk.get("kernel") or {}).get(kind, {})
             for stage in ("configure", "build", "boot"):
@@ -211,6 +225,10 @@ def markdown(result: dict) -> str:
         if r:
             out.append(f"| whole-tree spatch / audit | {r.get('spatch_over_audit_cold')}x "
                        f"cold, {r.get('spatch_over_audit_warm')}x warm |")
+        if r.get("spatch_over_audit_cold_cpu"):
+            out.append(f"| whole-tree spatch / audit, CPU time | "
+                       f"{r['spatch_over_audit_cold_cpu']}x cold, "
+                       f"{r['spatch_over_audit_warm_cpu']}x warm |")
     missing = [p for p in PARTS if p not in result.get("parts", PARTS)]
     if missing:
         out += ["", "Not measured in this run: " + ", ".join(missing)
@@ -250,27 +268,39 @@ def _spreads(obj: object) -> Iterator[dict]:
 
 # ------------------------------------------------------------------------- measuring
 
-def time_audit(kernel: Path, cache: Path, fresh: bool) -> float:
+def run_timed(cmd: list[str], **kwargs) -> tuple[subprocess.CompletedProcess, float, float]:
+    """(result, wall seconds, CPU seconds): user + system time of the command and of
+    every process it waited for (the audit's spatch workers)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    res = subprocess.run(cmd, **kwargs)
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return res, wall, cpu
+
+
+def time_audit(kernel: Path, cache: Path, fresh: bool) -> tuple[float, float]:
     with tempfile.TemporaryDirectory(prefix="s2m-bench-") as out:
         cmd = [sys.executable, "-m", "classify", "audit", "--kernel", str(kernel),
                "--cache", str(cache), "--out", out] + (["--fresh"] if fresh else [])
-        started = time.monotonic()
-        res = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-        seconds = time.monotonic() - started
+        res, wall, cpu = run_timed(cmd, cwd=REPO, capture_output=True, text=True)
     if res.returncode != 0:
         raise BenchError(f"{' '.join(cmd)} failed ({res.returncode}):\n"
                          + "\n".join(res.stderr.splitlines()[-20:]))
-    return seconds
+    return wall, cpu
 
 
 def bench_audit(kernel: Path, cache: Path, runs: int) -> dict:
-    figures: dict[str, list[float]] = {"cold": [], "warm": []}
+    figures: dict[str, list[float]] = {"cold": [], "warm": [], "cold_cpu": [],
+                                       "warm_cpu": []}
     for i in range(runs):
         for kind in ("cold", "warm"):
-            seconds = time_audit(kernel, cache, fresh=kind == "cold")
-            figures[kind].append(seconds)
-            print(f"bench: audit {kind} run {i + 1}/{runs}: {seconds:.1f} s",
-                  file=sys.stderr, flush=True)
+            wall, cpu = time_audit(kernel, cache, fresh=kind == "cold")
+            figures[kind].append(wall)
+            figures[f"{kind}_cpu"].append(cpu)
+            print(f"bench: audit {kind} run {i + 1}/{runs}: {wall:.1f} s "
+                  f"({cpu:.1f} s CPU)", file=sys.stderr, flush=True)
     return {kind: summarise(s) for kind, s in figures.items()}
 
 
@@ -285,18 +315,19 @@ def spatch_command(kernel: Path, cocci: Path = SPATCH_COCCI, jobs: int = 0) -> l
 
 def bench_spatch(kernel: Path, runs: int, out_dir: Path) -> dict:
     cmd = spatch_command(kernel)
-    seconds = []
+    seconds, cpu = [], []
     for i in range(runs):
         out = out_dir / f"spatch-{i + 1}.out"
-        started = time.monotonic()
         with out.open("w") as f:
-            res = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=kernel)
-        seconds.append(time.monotonic() - started)
+            res, wall, used = run_timed(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=kernel)
+        seconds.append(wall)
+        cpu.append(used)
         if res.returncode != 0:
-            raise BenchError(f"{' '.join(cmd)} failed ({res.returncode}), see {out}")
-        print(f"bench: whole-tree spatch run {i + 1}/{runs}: {seconds[-1]:.1f} s "
-              f"({sum(1 for _ in out.open())} report lines)", file=sys.stderr, flush=True)
-    return {**summarise(seconds), "command": cmd}
+            raise BenchError(f"{' '.join(cmd)} failed ({res.returncode}) after {wall:.0f} s, "
+                             f"see {out}")
+        print(f"bench: whole-tree spatch run {i + 1}/{runs}: {wall:.1f} s ({used:.1f} s CPU, "
+              f"{sum(1 for _ in out.open())} report lines)", file=sys.stderr, flush=True)
+    return {**summarise(seconds), "cpu": summarise(cpu), "command": cmd}
 
 
 @contextlib.contextmanager

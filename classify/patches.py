@@ -54,7 +54,7 @@ REPO = Path(__file__).resolve().parent.parent
 COCCI_DIR = REPO / "cocci"
 SCRIPTS = {"mutex": "sem_to_mutex", "completion": "sem_to_completion"}
 SIGNATURE = "sem2mutex"
-_REFUSAL = re.compile(r"^(sem_to_\w+): (?:(\S+?):(\d+): )?(semaphore .* not converted: .*)$")
+_REFUSAL = re.compile(r"^(sem_to_\w+): (?:(\S+?):(\d+): )?(semaphore .* not (?:converted|marked): .*)$")
 
 
 class PatchError(Exception):
@@ -289,10 +289,13 @@ def changed_files(tree: Path) -> list[str]:
     return sorted(git(tree, "diff", "--name-only").split())
 
 
-def convert(tree: Path, sem: dict, files: list[str]) -> Conversion:
-    """Run the semaphore's script on each of its files; all or nothing: on any
-    refusal or error, the worktree is reset and nothing of it stays."""
-    script = SCRIPTS[sem["class"]]
+def convert(tree: Path, sem: dict, files: list[str], script: str | None = None,
+            must_change: list[str] | None = None) -> Conversion:
+    """Run the semaphore's script (by default the one of its class) on each of its
+    files; all or nothing: on any refusal or error, the worktree is reset and
+    nothing of it stays.  Each file of must_change (by default: those holding its
+    operations) must have been changed."""
+    script = script or SCRIPTS[sem["class"]]
     refusals: list[str] = []
     errors: list[str] = []
     for rel in files:
@@ -317,13 +320,14 @@ def convert(tree: Path, sem: dict, files: list[str]) -> Conversion:
             errors.append(f"{rel}: spatch failed: "
                           + " | ".join(res.stderr.strip().splitlines()[-2:]))
     changed = changed_files(tree)
-    with_ops = sorted({o["path"] for o in sem.get("ops", [])} |
-                      {i["path"] for i in sem.get("init", [])})
+    if must_change is None:
+        must_change = sorted({o["path"] for o in sem.get("ops", [])} |
+                             {i["path"] for i in sem.get("init", [])})
     if not refusals and not errors:
-        for rel in with_ops:
+        for rel in must_change:
             if rel not in changed:
-                errors.append(f"{rel}: holds its operations but the script left it "
-                              "unchanged (a function spatch could not parse?)")
+                errors.append(f"{rel}: the script left it unchanged (a declaration or "
+                              "function spatch could not parse?)")
     if refusals or errors:
         git(tree, "checkout", "-q", "--", ".")
         changed = []

@@ -247,14 +247,20 @@ def make(tree: Path, build_dir: Path, *targets: str, jobs: int = default_jobs(),
                           timeout=timeout, env={**os.environ, **BUILD_ENV})
 
 
-def ensure_config(tree: Path, build_dir: Path) -> float:
-    """An allmodconfig O= directory, configured and prepared once and then reused."""
+def ensure_config(tree: Path, build_dir: Path, options: tuple[str, ...] = ()) -> float:
+    """An allmodconfig O= directory, configured and prepared once and then reused;
+    options (scripts/config arguments) are applied on top when it is configured."""
     started = time.monotonic()
     build_dir.mkdir(parents=True, exist_ok=True)
     if not (build_dir / ".config").is_file():
         log.info("configuring %s (%s)", build_dir, CONFIG_TARGET)
         res = make(tree, build_dir, CONFIG_TARGET)
+        if res.returncode == 0 and options:
+            subprocess.run([str(tree / "scripts" / "config"), "--file",
+                            str(build_dir / ".config"), *options], check=True)
+            res = make(tree, build_dir, "olddefconfig")
         if res.returncode != 0:
+            (build_dir / ".config").unlink(missing_ok=True)
             raise TreeError(f"make {CONFIG_TARGET} failed: {res.stdout.strip()[-300:]}")
     if not (build_dir / "include/generated/autoconf.h").is_file() or \
             not (build_dir / "tools/objtool/objtool").is_file():
@@ -265,14 +271,14 @@ def ensure_config(tree: Path, build_dir: Path) -> float:
     return time.monotonic() - started
 
 
-def compile_file(tree: Path, build_dir: Path, rel: str, logfile: Path | None = None
-                 ) -> Compile:
+def compile_file(tree: Path, build_dir: Path, rel: str, logfile: Path | None = None,
+                 sparse: bool = True) -> Compile:
     started = time.monotonic()
     obj = rel[:-2] + ".o"
     (build_dir / obj).unlink(missing_ok=True)
     # -j1: one object gains nothing from jobs, and an object kbuild lists twice
     # (obj-y and obj-m) would be compiled twice at once and race on its .o.d
-    res = make(tree, build_dir, obj, jobs=1, extra=("C=2",))
+    res = make(tree, build_dir, obj, jobs=1, extra=("C=2",) if sparse else ())
     output = res.stdout
     if logfile is not None:
         logfile.parent.mkdir(parents=True, exist_ok=True)

@@ -81,6 +81,19 @@ def test_toolkit_ratios():
     assert toolkit_ratios(None, summarise([640])) == {}
 
 
+def test_toolkit_ratios_in_cpu_time_when_both_have_it():
+    audit = {"cold": summarise([30]), "warm": summarise([4]),
+             "cold_cpu": summarise([50]), "warm_cpu": summarise([2])}
+    spatch = {**summarise([640]), "cpu": summarise([1200])}
+    r = toolkit_ratios(audit, spatch)
+    assert r["spatch_over_audit_cold_cpu"] == 24.0
+    assert r["spatch_over_audit_warm_cpu"] == 600.0
+    # figures from before CPU time was measured: wall-time ratios only
+    assert "spatch_over_audit_cold_cpu" not in toolkit_ratios(audit, summarise([640]))
+    assert "spatch_over_audit_cold_cpu" not in toolkit_ratios(
+        {"cold": summarise([30]), "warm": summarise([4])}, spatch)
+
+
 def test_panels_group_rows_by_test_and_type():
     panels = contention_panels(rows(100, 300, 90, 30))
     assert [p.title.split(",")[0] for p in panels] == ["lock/unlock"]
@@ -107,6 +120,18 @@ def test_markdown_table_has_every_section():
     assert "| struct mutex | 32 | 64 |" in md
     assert "| lock | mutex | 8 | 300 (300–300) | 30.0 (30.0–30.0) |" in md
     assert "| make audit, cold | 31.0 (30.0–35.0) |" in md
+    assert "audit, cold, CPU time" not in md     # not measured in these figures
+
+
+def test_markdown_shows_cpu_time_when_measured():
+    r = result()
+    r["toolkit"]["audit"].update(cold_cpu=summarise([50]), warm_cpu=summarise([2]))
+    r["toolkit"]["spatch"] = {**summarise([640]), "cpu": summarise([1200])}
+    r["toolkit"]["ratios"] = toolkit_ratios(r["toolkit"]["audit"], r["toolkit"]["spatch"])
+    md = markdown(r)
+    assert "| make audit, cold, CPU time | 50.0 (50.0–50.0) |" in md
+    assert "| whole-tree spatch sem_ops.cocci (1 run), CPU time | 1,200.0 (1,200.0–1,200.0) |" in md
+    assert "| whole-tree spatch / audit, CPU time | 24.0x cold, 600.0x warm |" in md
     assert "| struct mutex is smaller than struct semaphore |" in md
     assert "Not measured in this run: audit, spatch, kernel (make bench PARTS=audit," in md
 

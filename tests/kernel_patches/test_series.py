@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from qemu.common import DEFAULT_KERNEL, SERIES_FILE
+from qemu.common import DEFAULT_KERNEL, PROJECT_DIR, SERIES_FILE, WORK_DIR
 from qemu.source import prepare_source, read_series
 
 pytestmark = [pytest.mark.slow,
@@ -41,3 +41,20 @@ def test_checkpatch_strict_finds_no_error(patch):
     assert total, result.stdout[-2000:] + result.stderr
     assert total.group(1) == "0", result.stdout
     assert "Signed-off-by:" in patch.read_text()
+
+
+def test_the_marking_is_the_one_the_audit_gives(tmp_path):
+    """kernel-patches/0004 is generated (make marking): regenerating it from the
+    committed audit gives the committed file, byte for byte."""
+    from classify.marking import MARKING_NAME, generate
+    from classify.patches import load_audit
+    audit = load_audit(PROJECT_DIR / "reports" / "linux-6.1.192" / "audit.json")
+    out = tmp_path / MARKING_NAME
+    res = generate(DEFAULT_KERNEL, audit, out, WORK_DIR / "trees" / "marking-test")
+    committed = SERIES_FILE.parent / MARKING_NAME
+    assert out.read_text() == committed.read_text()
+    counting = sum(1 for s in audit["semaphores"] if s["class"] == "counting")
+    # every counting semaphore is marked, or named with the reason it is not
+    assert len(res.marks) == counting
+    for m in res.marks:
+        assert m.status == "marked" or m.why, m

@@ -1,0 +1,206 @@
+"""classify.marking without the real kernel: which semaphores are marked, where the
+patch goes in the series, its message, and the marking of a small synthetic tree
+(the counting semaphores marked, the others untouched, the same bytes twice)."""
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from classify import marking as M
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+from test_patches import DRIVER, sem  # noqa: E402
+from test_tree import fake_kernel  # noqa: E402
+
+needs_spatch = pytest.mark.skipif(shutil.which("spatch") is None, reason="spatch missing")
+
+POOL = [sem("drivers/foo/pool.c:pool.slots", "counting", struct="pool"),
+        sem("drivers/foo/foo.c:dev.lock"),
+        sem("drivers/foo/limit.c:limit_sem", "counting", kind="static"),
+        sem("drivers/foo/foo.c:dev.other", "unknown")]
+
+
+# ------------------------------------------------------------------ choice
+
+def test_counting_pool_is_the_counting_class_only():
+    assert [s["id"] for s in M.counting_pool({"semaphores": POOL})] == [
+        "drivers/foo/limit.c:limit_sem", "drivers/foo/pool.c:pool.slots"]
+
+
+def test_counting_pool_less_the_excluded():
+    pool = M.counting_pool({"semaphores": POOL}, ["drivers/foo/limit.c:limit_sem"])
+    assert [s["id"] for s in pool] == ["drivers/foo/pool.c:pool.slots"]
+
+
+@pytest.mark.parametrize("stray", ["drivers/foo/foo.c:dev.lock", "no/such.c:sem"])
+def test_only_a_counting_semaphore_can_be_excluded(stray):
+    with pytest.raises(M.MarkingError, match="not in the counting pool"):
+        M.counting_pool({"semaphores": POOL}, [stray])
+
+
+def test_place_in_series():
+    entries = ["0001-a.patch", "0002-b.patch", M.MARKING_NAME, "0005-c.patch"]
+    assert M.place_in_series(entries) == (["0001-a.patch", "0002-b.patch"], 3, 4)
+    with pytest.raises(M.MarkingError, match="has no"):
+        M.place_in_series(["0001-a.patch"])
+
+
+# ------------------------------------------------------------------ message
+
+def test_commit_message_gives_each_reason_and_what_was_not_marked():
+    sems = {s["id"]: s for s in POOL}
+    marks = [M.Mark("drivers/foo/pool.c:pool.slots", "marked", ["drivers/foo/pool.c"]),
+             M.Mark("drivers/foo/limit.c:limit_sem", "refused", [],
+                    ["limit.c:9: its address goes elsewhere"])]
+    text = M.commit_message(marks, sems, "6.1.192", ["x.c:excluded_sem"], 7)
+    lines = text.splitlines()
+    assert lines[0] == M.SUBJECT and lines[1] == ""
+    assert max(len(ln) for ln in lines) <= 75
+    assert "the 1 semaphores it classes as counting" in " ".join(lines)
+    assert "- pool.slots (drivers/foo/pool.c:5): initial count 1" in text
+    assert "- drivers/foo/limit.c:limit_sem: limit.c:9: its address goes elsewhere" in text
+    assert "- x.c:excluded_sem: left out on request (--exclude)" in text
+    assert "The 7 semaphores the audit could not class are not marked" in " ".join(lines)
+    # a marked semaphore is not among those not marked, and the reverse
+    assert "- limit_sem (" not in text
+
+
+# ------------------------------------------------------------------ a small tree
+
+COUNTED = """\
+// SPDX-License-Identifier: GPL-2.0
+#include <linux/semaphore.h>
+
+struct pool {
+	struct semaphore slots;
+};
+
+static void h(struct pool *p)
+{
+	sema_init(&p->slots, 2);
+	down(&p->slots);
+	up(&p->slots);
+}
+"""
+
+LIMIT = """\
+// SPDX-License-Identifier: GPL-2.0
+#include <linux/semaphore.h>
+
+static struct semaphore limit_sem = __SEMAPHORE_INITIALIZER(limit_sem, 8);
+
+static struct semaphore *get_slot(void)
+{
+	struct semaphore *limiter = &limit_sem;
+
+	down(limiter);
+	return limiter;
+}
+"""
+
+FIRST_PATCH = """\
+From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: sem2mutex <sem2mutex@localhost>
+Date: Thu, 3 Dec 2026 03:41:45 +0000
+Subject: [PATCH 1/3] locking: semaphore: Introduce struct arch_semaphore
+
+---
+ Kconfig | 1 +
+ 1 file changed, 1 insertion(+)
+
+diff --git a/Kconfig b/Kconfig
+--- a/Kconfig
++++ b/Kconfig
+@@ -1 +1,2 @@
+ mainmenu "Linux"
++# arch_semaphore
+--\x20
+2.39.5
+"""
+
+
+def small_tree(root: Path) -> Path:
+    fake_kernel(root)
+    (root / "drivers/foo").mkdir(parents=True)
+    (root / "drivers/foo/foo.c").write_text(DRIVER)
+    (root / "drivers/foo/pool.c").write_text(COUNTED)
+    (root / "drivers/foo/limit.c").write_text(LIMIT)
+    return root
+
+
+def small_series(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "0001-first.patch").write_text(FIRST_PATCH)
+    (root / "series").write_text(f"0001-first.patch\n{M.MARKING_NAME}\n0005-last.patch\n")
+    return root / "series"
+
+
+def audit() -> dict:
+    slots = sem("drivers/foo/pool.c:pool.slots", "counting", struct="pool",
+                ops=[("drivers/foo/pool.c", 11, "down"), ("drivers/foo/pool.c", 12, "up")],
+                init=[("drivers/foo/pool.c", 10)])
+    slots["reasons"] = ["count above 1: initial count 2"]
+    limit = sem("drivers/foo/limit.c:limit_sem", "counting", kind="static",
+                ops=[("drivers/foo/limit.c", 10, "down")])
+    limit["declared"]["line"] = 4
+    lock = sem("drivers/foo/foo.c:dev.lock", ops=[("drivers/foo/foo.c", 12, "down")])
+    return {"kernel_version": "6.1.192", "semaphores": [slots, limit, lock]}
+
+
+def run(tmp_path, name, exclude=()):
+    kernel = tmp_path / "linux"
+    if not kernel.exists():
+        small_tree(kernel)
+    series = small_series(tmp_path / "kp")
+    return M.generate(kernel, audit(), tmp_path / name / "0004.patch",
+                      tmp_path / name / "tree", list(exclude), series_file=series)
+
+
+@needs_spatch
+def test_the_counting_pool_is_marked_and_nothing_else(tmp_path):
+    res = run(tmp_path, "a")
+    assert [(m.id, m.status) for m in res.marks] == [
+        ("drivers/foo/limit.c:limit_sem", "marked"), ("drivers/foo/pool.c:pool.slots", "marked")]
+    text = res.patch.read_text()
+    assert "Subject: [PATCH 2/3] locking: semaphore: Keep the counting semaphores" in text
+    # the date of the patch before it, so the file does not change from run to run
+    assert "Date: Thu, 3 Dec 2026 03:41:45 +0000" in text
+    assert "Signed-off-by: sem2mutex <sem2mutex@localhost>" in text
+    added = [ln[1:] for ln in text.splitlines() if ln.startswith("+") and ln[1:2] != "+"]
+    removed = [ln[1:] for ln in text.splitlines() if ln.startswith("-") and ln[1:2] != "-"]
+    assert "\tstruct arch_semaphore slots;" in added
+    assert "static struct arch_semaphore limit_sem = __SEMAPHORE_INITIALIZER(limit_sem, 8);" \
+        in added
+    # the local pointer and the function returning it follow
+    assert "static struct arch_semaphore *get_slot(void)" in added
+    assert "\tstruct arch_semaphore *limiter = &limit_sem;" in added
+    # the mutex-class semaphores are not touched, nor is any call
+    assert "drivers/foo/foo.c" not in text.split("---", 1)[1]
+    assert not [ln for ln in removed + added if "down(" in ln or "up(" in ln]
+    assert res.files == ["drivers/foo/limit.c", "drivers/foo/pool.c"]
+
+
+@needs_spatch
+def test_the_same_audit_gives_the_same_bytes(tmp_path):
+    assert run(tmp_path, "a").patch.read_bytes() == run(tmp_path, "b").patch.read_bytes()
+
+
+@needs_spatch
+def test_an_excluded_semaphore_stays_unmarked(tmp_path):
+    res = run(tmp_path, "x", exclude=["drivers/foo/limit.c:limit_sem"])
+    text = res.patch.read_text()
+    assert [m.id for m in res.marks] == ["drivers/foo/pool.c:pool.slots"]
+    assert "limit.c" not in text.split("---", 1)[1]
+    assert "- drivers/foo/limit.c:limit_sem: left out on request (--exclude)" in text
+
+
+def test_check_verdict_names_the_files_that_fail_with_the_marking():
+    record = {"files": {"a.c": {"before": {"status": "failed"}, "after": {"status": "ok"}},
+                        "b.c": {"before": {"status": "ok"}, "after": {"status": "failed"}},
+                        "c.c": {"before": {"status": "not built"},
+                                "after": {"status": "not built"}}}}
+    assert M.check_verdict(record) == ["b.c"]
