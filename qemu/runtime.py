@@ -291,6 +291,7 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
     boots: list[rt.Boot] = []
     built: set[str] = set()
     times: dict[str, float] = {}
+    data: dict = {}
     for name in names:
         v = variants[name]
         with Timer() as t:
@@ -303,6 +304,23 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
         for sc in [s for s in scenarios if s.variant == name]:
             results.append(boot_one(sc, v, source, index, initramfs, out_dir, accel))
             boots.append(boot_record(sc, v, out_dir))
+        # after every variant: a run cut short still leaves its evidence
+        data = write_record(audit, index, version, marks, boots, built, record, kernel, apath)
+    times["boots"] = round(sum(r.run_elapsed for r in results), 1)
+    RUNTIME_DIR.mkdir(parents=True, exist_ok=True)
+    (RUNTIME_DIR / "times.json").write_text(dumps(times))
+    data_times = times
+    log.info("runtime: builds %.0f s (%s), boots %.0f s", sum(v for k, v in data_times.items()
+             if k.startswith("build")), ", ".join(f"{k[6:]} {v:.0f} s" for k, v in
+                                                 data_times.items() if k.startswith("build")),
+             data_times["boots"])
+    return results, data
+
+
+def write_record(audit: dict, index: rt.SemIndex, version: str, marks: list[str],
+                 boots: list[rt.Boot], built: set[str], record: Path | None, kernel: Path,
+                 apath: Path) -> dict:
+    """runtime.json: the stable record of the boots so far (no times)."""
     records = rt.runtime_records(audit["semaphores"], boots, built)
     data = {
         "schema": rt.SCHEMA, "kernel_version": version, "config": "+".join(FRAGMENTS),
@@ -321,16 +339,8 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
                   else WORK_DIR / "reports" / f"{kernel.name}-{version}" / "runtime.json")
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    times["boots"] = round(sum(r.run_elapsed for r in results), 1)
-    RUNTIME_DIR.mkdir(parents=True, exist_ok=True)
-    (RUNTIME_DIR / "times.json").write_text(dumps(times))
-    data_times = times
     log.info("runtime: wrote %s (run `make audit` to show it in the report)", record)
-    log.info("runtime: builds %.0f s (%s), boots %.0f s", sum(v for k, v in data_times.items()
-             if k.startswith("build")), ", ".join(f"{k[6:]} {v:.0f} s" for k, v in
-                                                 data_times.items() if k.startswith("build")),
-             data_times["boots"])
-    return results, data
+    return data
 
 
 def boot_one(sc: Scenario, v: Variant, source: Source, index: rt.SemIndex, initramfs,
