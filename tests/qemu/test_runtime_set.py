@@ -296,3 +296,31 @@ def test_runtime_test_orchestration(tmp_path, monkeypatch):
     assert data["trust_marks"] == ["fs/a.h:x.s", "fs/a.h:x.t"]
     summary = runtime.summary(results, data, {s.name: list(s.about) for s in scs})
     assert "runtime: fs/a.h:x.s: violated: bad_unlock_balance" in summary
+
+
+# Real console logs of runtime boots (tests/qemu/logs/runtime-*.log): the header's SEM
+# names the audit id the first report must map to, EXERCISED the ids whose lock classes
+# the log's "# lockdep-class:" lines must show with operations.
+RUNTIME_LOGS = sorted((Path(__file__).parent / "logs").glob("runtime-*.log"))
+AUDIT = Path(__file__).resolve().parents[2] / "reports" / "linux-6.1.192" / "audit.json"
+
+
+def _header(path):
+    head, _, body = path.read_text(errors="replace").partition("\n\n")
+    return dict(ln.split(":", 1) for ln in head.splitlines() if ":" in ln), body
+
+
+@pytest.mark.parametrize("path", RUNTIME_LOGS, ids=[p.stem for p in RUNTIME_LOGS])
+def test_runtime_fixture_maps_to_the_audit(path):
+    header, body = _header(path)
+    index = rt.build_index(json.loads(AUDIT.read_text())["semaphores"])
+    parsed = parse_log(body)
+    if "SEM" in header:
+        first = runtime.parse_report_dict(parsed.reports[0])
+        assert rt.report_ids(first, index) == [header["SEM"].strip()]
+    else:
+        assert parsed.reports == []
+    boot = rt.Boot(path.stem, "trust", frozenset(), rt.lockdep_classes(clean_lines(body)))
+    ex = rt.exercised(boot, index)
+    for sid in [x.strip() for x in header.get("EXERCISED", "").split(",") if x.strip()]:
+        assert ex[sid]["ops"] > 0, sid
