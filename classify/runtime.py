@@ -144,6 +144,17 @@ def build_error_ids(errors: list[str], index: SemIndex) -> list[tuple[str, str]]
     return out
 
 
+def first_error(errors: list[str]) -> str:
+    """The first compiler error, its path relative to the tree ("fs/xfs/x.h:1: error: …")."""
+    for line in errors:
+        if m := _BUILD_ERROR.match(line.strip()):
+            if m["msg"] is not None:
+                path = re.sub(r"^.*?/(?=(?:arch|block|crypto|drivers|fs|include|init|ipc|kernel|"
+                              r"lib|mm|net|security|sound|virt)/)", "", m["file"])
+                return f"{path.replace('/./', '/')}:{m['line']}: error: {m['msg']}"
+    return errors[0].strip() if errors else "build failed"
+
+
 _CLASS_LINE = re.compile(r"^# lockdep-class: \S+(?: OPS:\s*(?P<ops>\d+))?(?: FD:\s*\d+ BD:\s*\d+"
                          r" (?P<usage>[^:]*))?: (?P<name>.+?)\s*$")
 
@@ -204,6 +215,10 @@ def runtime_records(sems: list[dict], boots: list[Boot], built: set[str]) -> dic
                 reps.setdefault(sid, []).append(r)
         for sid, line in build_error_ids(b.build_errors, index):
             reps.setdefault(sid, []).append({"kind": "build_error", "title": line})
+        if b.build_errors and b.unmarked and b.unmarked not in reps:
+            # the variant differs from trust (which built) by that one declaration only
+            reps[b.unmarked] = [{"kind": "build_error",
+                                 "title": first_error(b.build_errors)}]
         per_boot.append((b, ex, reps))
     records: dict[str, dict] = {}
     for s in sorted(sems, key=lambda s: s["id"]):
@@ -282,12 +297,15 @@ def summary_line(rec: dict) -> str:
     else:
         text = st
     others = [e for e in rec.get("boots", []) if e["boot"] != rec.get("boot")]
-    for e in others:
+    more = len(others) - 3
+    for e in others[:3]:
         text += f"; {e['boot']} (as {e['ran_as']}): {e['result']}"
         if e["result"] == "violated":
             text += f": {e['kind']}: {e['title']}"
         elif "ops" in e:
             text += f", OPS {e['ops']}"
+    if more > 0:
+        text += f"; {more} more boot(s)"
     if rec.get("finding"):
         text += f"; FINDING: {rec['finding']}"
     return text

@@ -346,11 +346,11 @@ def write_record(audit: dict, index: rt.SemIndex, version: str, marks: list[str]
 def boot_one(sc: Scenario, v: Variant, source: Source, index: rt.SemIndex, initramfs,
              out_dir: Path, accel: str) -> BootResult:
     if v.image is None:
-        named = [sid for sid, _ in rt.build_error_ids(v.errors, index)]
-        if sc.verdict == "not_built" and any(sid in named for sid in sc.about):
+        named = rt.build_error_ids(v.errors, index) or [
+            (v.name.split(":", 1)[1], rt.first_error(v.errors))]
+        if sc.verdict == "not_built" and any(sid in sc.about for sid, _ in named):
             return BootResult(sc.name, True, "not_built", [], fragments=FRAGMENTS,
-                              reports=[f"build_error: {ln}" for sid, ln in
-                                       rt.build_error_ids(v.errors, index)])
+                              reports=[f"build_error: {ln}" for _, ln in named])
         return BootResult(sc.name, False, "not_built", [f"variant {v.name} did not build:"]
                           + v.errors[:20], fragments=FRAGMENTS)
     disk = None

@@ -248,3 +248,19 @@ def test_build_error_in_a_macro_is_traced_to_the_site_by_gccs_note():
     assert rt.build_error_ids(errs, rt.build_index(sems)) == [
         ("net/rxrpc/call_object.c:rxrpc_call_limiter", "net/rxrpc/call_object.c:44: error: "
          "'struct mutex_debug' has no member named 'count'")]
+
+
+def test_a_variant_that_does_not_build_is_evidence_about_its_unmarked_semaphore():
+    b = rt.Boot("runtime-xfs-probe", "unmark:" + BS, frozenset({IC}), verdict="not_built",
+                build_errors=["/w/trees/runtime/fs/xfs/./xfs_trace.h:431:46: error: "
+                              "'struct mutex_debug' has no member named 'count'",
+                              "/w/x/include/trace/trace_events.h:413:23: note: in expansion of "
+                              "macro 'PARAMS'"])
+    rec = rt.runtime_records(SEMS, [b], {"fs/xfs/xfs_buf.c"})[BS]
+    assert (rec["status"], rec["kind"]) == ("violated", "build_error")
+    assert rec["title"] == ("fs/xfs/xfs_trace.h:431: error: 'struct mutex_debug' has no "
+                            "member named 'count'")
+    # a trust kernel that does not build says nothing about any one semaphore
+    t = rt.Boot("runtime-xfs", "trust", frozenset({IC}), build_errors=b.build_errors,
+                verdict="not_built")
+    assert rt.runtime_records(SEMS, [t], {"fs/xfs/xfs_buf.c"})[BS]["status"] == "not-exercised"
