@@ -18,7 +18,7 @@ TARBALL ?= /usr/src/linux-source-6.1.tar.xz
 # Everything the project runs, from Debian's archive.  Nothing else is needed.
 DEB_PACKAGES := bc binutils bison busybox-static ccache coccinelle cpio flex gcc \
 	git libelf-dev libssl-dev linux-source-6.1 make perl python3 python3-pytest \
-	python3-pytest-xdist qemu-system-x86 sparse xz-utils
+	python3-pytest-xdist qemu-system-x86 sparse xz-utils xfsprogs btrfs-progs
 
 PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
@@ -93,9 +93,11 @@ marking:
 	$(PYTHON) -m classify marking --kernel $(KERNEL)$(if $(filter 1 yes,$(CHECK)), \
 		--check)$(foreach i,$(EXCLUDE), --exclude $(i))
 
+# SCENARIOS=runtime: the exercised set (qemu/runtime.py), trust and challenge kernels,
+# and reports/linux-<version>/runtime.json for `make audit`.
 boot-test:
 	@$(PREFLIGHT) --free-gib 4 qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio
-	$(PYTHON) -m qemu boot-test --kernel $(KERNEL)
+	$(PYTHON) -m qemu boot-test --kernel $(KERNEL)$(if $(SCENARIOS), --set $(SCENARIOS))
 
 bitcheck:
 	@$(PREFLIGHT) --free-gib 4 ccache gcc make flex bison bc

@@ -42,13 +42,15 @@ def default_out(path: Path, version: str) -> Path:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from .audit import run_audit
-    from .report import load_patches, write_all
+    from .report import load_patches, load_runtime, write_all
     path, version = _target(args.kernel)
     out = args.out or default_out(path, version)
     audit = run_audit(path, args.cache, fresh=args.fresh, jobs=args.jobs,
                       timeout=args.timeout, nice=args.nice, version=version)
     # the patch status `make patches` recorded next to the report, if any
-    written = write_all(audit, Path(out), load_patches(Path(out) / "patches.json"))
+    # and the runtime records `make boot-test SCENARIOS=runtime` left there
+    written = write_all(audit, Path(out), load_patches(Path(out) / "patches.json"),
+                        load_runtime(Path(out) / "runtime.json"))
     counts = {}
     for r in audit.results:
         counts[r.verdict.cls] = counts.get(r.verdict.cls, 0) + 1

@@ -809,7 +809,7 @@ def rerender_report(kernel: Path, version: str, out_dir: Path, patches: dict,
     """audit.json/.md/.html again, now with each semaphore's patch status (the
     audit comes from the warm cache: seconds)."""
     from .audit import run_audit
-    from .report import write_all
+    from .report import load_runtime, write_all
     audit = run_audit(kernel, cache, version=version)
-    for p in write_all(audit, out_dir, patches):
+    for p in write_all(audit, out_dir, patches, load_runtime(out_dir / "runtime.json")):
         print(f"patches: wrote {p}")

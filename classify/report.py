@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .audit import Audit, SemResult
 from .rules import CLASSES
+from .runtime import summary_line
 
 SCHEMA = "sem2mutex-audit-1"
 COLOURS = {"unknown": "#9e9e9e", "mutex": "#2e7d32", "completion": "#1565c0",
@@ -44,6 +45,29 @@ def _sem_json(r: SemResult) -> dict:
         "escapes": [{"path": e.path, "line": e.line, "function": e.func, "to": e.to}
                     for e in sf.escapes],
     }
+
+
+def load_runtime(path: Path) -> dict | None:
+    """runtime.json (written by `make boot-test SCENARIOS=runtime`) next to an audit."""
+    return load_patches(path)
+
+
+def _runtime_counts(sems: list[dict]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for s in sems:
+        st = s["runtime"]["status"]
+        out[st] = out.get(st, 0) + 1
+    return out
+
+
+def _runtime_intro(runtime: dict, sems: list[dict]) -> str:
+    c = _runtime_counts(sems)
+    return (f"DEBUG_MUTEX_FULL boots on {runtime.get('config', '?')} "
+            f"({len(runtime.get('boots', {}))} boots; trust kernels mark the counting pool "
+            "struct arch_semaphore, each challenge or probe kernel leaves one semaphore a "
+            "debug mutex): " + ", ".join(f"{k} {c[k]}" for k in
+                                         ("clean", "violated", "not-exercised", "not-built")
+                                         if k in c) + ".")
 
 
 def load_patches(path: Path) -> dict | None:
@@ -76,7 +100,8 @@ def _patch_cell(rec: dict) -> str:
     return text
 
 
-def to_json(a: Audit, patches: dict | None = None) -> dict:
+def to_json(a: Audit, patches: dict | None = None,
+            runtime: dict | None = None) -> dict:
     counts = Counter(r.verdict.cls for r in a.results)
     sems = [_sem_json(r) for r in sorted(a.results, key=lambda r: r.decl.id)]
     if patches is not None:
@@ -84,6 +109,10 @@ def to_json(a: Audit, patches: dict | None = None) -> dict:
         for s in sems:
             if s["id"] in recs:
                 s["patch"] = recs[s["id"]]
+    if runtime is not None:
+        recs = runtime.get("semaphores", {})
+        for s in sems:
+            s["runtime"] = recs.get(s["id"], {"status": "not-run"})
     return {
         "schema": SCHEMA,
         "kernel_version": a.version,
@@ -116,8 +145,9 @@ def _unparsed(a: Audit) -> list[dict]:
             for (p, f), lines in sorted(seen.items())]
 
 
-def write_json(a: Audit, path: Path, patches: dict | None = None) -> None:
-    path.write_text(json.dumps(to_json(a, patches), indent=1, sort_keys=True) + "\n")
+def write_json(a: Audit, path: Path, patches: dict | None = None,
+               runtime: dict | None = None) -> None:
+    path.write_text(json.dumps(to_json(a, patches, runtime), indent=1, sort_keys=True) + "\n")
 
 
 # ------------------------------------------------------------------ markdown
@@ -126,8 +156,9 @@ def _md_escape(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(a: Audit, patches: dict | None = None) -> str:
-    data = to_json(a, patches)
+def to_markdown(a: Audit, patches: dict | None = None,
+                runtime: dict | None = None) -> str:
+    data = to_json(a, patches, runtime)
     out = [f"# sem2mutex audit: Linux {a.version}", ""]
     out.append(f"{data['total']} struct semaphores in {a.files} files that can matter.")
     out.append("")
@@ -155,6 +186,14 @@ def to_markdown(a: Audit, patches: dict | None = None) -> str:
                 "| semaphore | class | patch and its verification |", "|---|---|---|"]
         for s in with_patch:
             out.append(f"| `{s['id']}` | {s['class']} | {_md_escape(_patch_cell(s['patch']))} |")
+        out.append("")
+    if runtime is not None:
+        out += ["## Runtime evidence (`make boot-test SCENARIOS=runtime`)", "",
+                _runtime_intro(runtime, sems), "",
+                "| semaphore | class | runtime |", "|---|---|---|"]
+        for s in sems:
+            out.append(f"| `{s['id']}` | {s['class']} | "
+                       f"{_md_escape(summary_line(s['runtime']))} |")
         out.append("")
     out += ["## The unknown pool", "",
             "| semaphore | why unknown | what would settle it |", "|---|---|---|"]
@@ -190,8 +229,9 @@ def to_markdown(a: Audit, patches: dict | None = None) -> str:
     return "\n".join(out)
 
 
-def write_markdown(a: Audit, path: Path, patches: dict | None = None) -> None:
-    path.write_text(to_markdown(a, patches))
+def write_markdown(a: Audit, path: Path, patches: dict | None = None,
+                   runtime: dict | None = None) -> None:
+    path.write_text(to_markdown(a, patches, runtime))
 
 
 # ------------------------------------------------------------------ HTML
@@ -217,8 +257,9 @@ def _chart(by_sub: dict[str, list[dict]]) -> str:
     return f'<div class="chart"><p>{legend}</p>{"".join(rows)}</div>'
 
 
-def to_html(a: Audit, patches: dict | None = None) -> str:
-    data = to_json(a, patches)
+def to_html(a: Audit, patches: dict | None = None,
+            runtime: dict | None = None) -> str:
+    data = to_json(a, patches, runtime)
     sems = data["semaphores"]
     by_sub = defaultdict(list)
     for s in sems:
@@ -234,7 +275,8 @@ def to_html(a: Audit, patches: dict | None = None) -> str:
         ".seg{display:inline-block;height:1em}.n{width:3em;text-align:right;font-size:85%}"
         ".key{display:inline-block;width:1em;height:1em;margin:0 .3em 0 1em;vertical-align:middle}"
         ".unknown{color:#555}.mutex{color:#2e7d32}.completion{color:#1565c0}"
-        ".counting{color:#ef6c00}</style></head><body>",
+        ".counting{color:#ef6c00}.rt-violated{color:#c62828}.rt-clean{color:#2e7d32}"
+        ".rt-not-built,.rt-not-exercised{color:#757575}</style></head><body>",
         f"<h1>sem2mutex audit: Linux {_e(a.version)}</h1>",
         f"<p>{data['total']} struct semaphores in {a.files} files that can matter.</p>",
         "<table><tr><th>class</th><th>count</th></tr>",
@@ -265,6 +307,16 @@ def to_html(a: Audit, patches: dict | None = None) -> str:
             parts.append(f"<tr><td><code>{_e(s['id'])}</code></td>"
                          f"<td class=\"{_e(s['class'])}\">{_e(s['class'])}</td>"
                          f"<td>{_e(_patch_cell(s['patch']))}</td></tr>")
+        parts.append("</table>")
+    if runtime is not None:
+        parts.append("<h2>Runtime evidence (<code>make boot-test SCENARIOS=runtime</code>)"
+                     f"</h2><p>{_e(_runtime_intro(runtime, sems))}</p>"
+                     "<table><tr><th>semaphore</th><th>class</th><th>runtime</th></tr>")
+        for s in sems:
+            st = s["runtime"]["status"]
+            parts.append(f"<tr><td><code>{_e(s['id'])}</code></td>"
+                         f"<td class=\"{_e(s['class'])}\">{_e(s['class'])}</td>"
+                         f"<td class=\"rt-{_e(st)}\">{_e(summary_line(s['runtime']))}</td></tr>")
         parts.append("</table>")
     parts.append("<h2>The unknown pool</h2><table><tr><th>semaphore</th><th>why unknown</th>"
                  "<th>what would settle it</th><th>evidence</th></tr>")
@@ -301,16 +353,18 @@ def to_html(a: Audit, patches: dict | None = None) -> str:
     return "\n".join(parts)
 
 
-def write_html(a: Audit, path: Path, patches: dict | None = None) -> None:
-    path.write_text(to_html(a, patches))
+def write_html(a: Audit, path: Path, patches: dict | None = None,
+               runtime: dict | None = None) -> None:
+    path.write_text(to_html(a, patches, runtime))
 
 
-def write_all(a: Audit, out_dir: Path, patches: dict | None = None) -> list[Path]:
+def write_all(a: Audit, out_dir: Path, patches: dict | None = None,
+              runtime: dict | None = None) -> list[Path]:
     """The three reports; patches: the content of patches.json (each semaphore's
     conversion patch and its verification), shown when given."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / "audit.json", out_dir / "audit.md", out_dir / "audit.html"]
-    write_json(a, paths[0], patches)
-    write_markdown(a, paths[1], patches)
-    write_html(a, paths[2], patches)
+    write_json(a, paths[0], patches, runtime)
+    write_markdown(a, paths[1], patches, runtime)
+    write_html(a, paths[2], patches, runtime)
     return paths

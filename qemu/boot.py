@@ -7,6 +7,7 @@ Per boot, work/boots/<scenario>.json (sorted, stable) and <scenario>.log (the co
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,7 +65,11 @@ def build_kernel(source: Source, fragments: tuple[str, ...]) -> Kernel:
 
 
 def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, source: Source,
-                  accel: str = "tcg", out_dir: Path = BOOTS_DIR) -> BootResult:
+                  accel: str = "tcg", out_dir: Path = BOOTS_DIR,
+                  extra_args: tuple[str, ...] = (), qmp: Path | None = None,
+                  evaluator: Callable[[Scenario, parse.ParsedLog], Evaluation] = evaluate,
+                  ) -> BootResult:
+    """Boot one scenario; extra_args (devices), qmp and evaluator serve the runtime set."""
     out_dir.mkdir(parents=True, exist_ok=True)
     log_path = out_dir / f"{sc.name}.log"
     record: dict = {
@@ -86,7 +91,9 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
         assert kernel.build is not None and kernel.build.image and initramfs.image
         rres: RunResult = run_qemu(RunRequest(kernel.build.image, initramfs.image, log_path,
                                               sc.append(), sc.timeout, accel=accel,
-                                              smp=sc.vcpus()))
+                                              memory_mb=sc.memory, smp=sc.vcpus(),
+                                              extra_args=extra_args, qmp=qmp,
+                                              keys=sc.keys))
         record["stages"]["run"] = {"status": rres.status, "elapsed": rres.elapsed,
                                    "returncode": rres.returncode, "errors": rres.errors,
                                    "command": rres.command}
@@ -95,7 +102,7 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
         else:
             with Timer() as t:
                 parsed = parse.parse_log(log_path.read_text(errors="replace"))
-                ev: Evaluation = evaluate(sc, parsed)
+                ev: Evaluation = evaluator(sc, parsed)
             record["stages"]["parse"] = {"elapsed": t.elapsed}
             record.update(parsed=parsed, verdict=parsed.verdict)
             verdict = parsed.verdict

@@ -15,7 +15,7 @@ from qemu.common import DEFAULT_KERNEL, dumps
 from qemu.config import ConfigRequest, ConfigStatus, configure
 from qemu.rootfs import InitramfsRequest, InitramfsStatus, make_initramfs
 from qemu.run import RunRequest, RunStatus, run_qemu
-from qemu.scenarios import list_scenarios, load_scenario, standard_set
+from qemu.scenarios import list_scenarios, load_scenario, named_set, standard_set
 from qemu.source import kernel_key, prepare_source
 
 STANDARD = "standard set: every scenario in qemu/scenarios/ not marked standard = false"
@@ -85,6 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         sp = sub.add_parser(name, help=hlp)
         kernel_arg(sp)
         sp.add_argument("--scenario", nargs="+", default=None, metavar="NAME")
+        sp.add_argument("--set", default=None, metavar="SET",
+                        help="boot a named set instead of the standard one: runtime (the "
+                        "exercised subsystems, trust and challenge kernels, writes "
+                        "reports/linux-<version>/runtime.json)")
         sp.add_argument("--accel", default="tcg", choices=["tcg", "kvm"],
                         help="kvm only after a probe boot proves it works")
         sp.add_argument("--out", type=Path, default=BOOTS_DIR)
@@ -150,8 +154,21 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(f"build: {k.build.status.value} in {k.build.elapsed:.1f} s "
                   f"({k.build.image or k.build.log})")
         return 0 if k.ok else 1
-    names = args.scenario or standard_set()
+    names = args.scenario or (named_set(args.set) if args.set else standard_set())
+    if args.set and not names:
+        print(f"error: no scenario has set = {args.set!r}", file=sys.stderr)
+        return 2
     scenarios = [load_scenario(n) for n in names]
+    sets = {sc.set for sc in scenarios}
+    if "runtime" in sets:
+        if sets != {"runtime"}:
+            print("error: runtime scenarios boot apart from the others", file=sys.stderr)
+            return 2
+        from qemu import runtime
+        rresults, data = runtime.runtime_test(scenarios, args.kernel, args.out,
+                                              accel=args.accel)
+        print(runtime.summary(rresults, data, {sc.name: list(sc.about) for sc in scenarios}))
+        return 0 if all(r.passed for r in rresults) else 1
     results = boot_test(scenarios, args.kernel, args.accel, args.out)
     print(summary(results))
     return 0 if all(r.passed for r in results) else 1

@@ -194,6 +194,8 @@ REPORT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [(k, re.compile(p)) for k, 
     ("bad_contention", r"^WARNING: bad contention detected!"),
     ("non_static_key", r"^INFO: trying to register non-static key"),
     ("debug_locks_warn_on", r"^DEBUG_LOCKS_WARN_ON\(.*\)"),
+    # kernel-patches 0009: a semaphore running as a debug mutex used in an interrupt
+    ("mutex_debug_context", r"^mutex_debug (?P<lock>\S+): (?P<op>\w+)\(\) in interrupt context"),
     ("hung_task", r"^INFO: task (?P<task>\S+:\d+) blocked for more than \d+ seconds"),
     ("bug", r"^kernel BUG at (?P<loc>\S+)!"),
     ("oops", r"^BUG: kernel NULL pointer dereference"),
@@ -207,7 +209,8 @@ REPORT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [(k, re.compile(p)) for k, 
 
 # A headline of kind B right after an open report of kind A belongs to A (within N lines):
 # DEBUG_LOCKS_WARN_ON() is followed by its WARNING: line, kernel BUG/NULL deref by Oops:.
-_CONTINUES = {"debug_locks_warn_on": ({"warning"}, 4), "bug": ({"oops"}, 12),
+_CONTINUES = {"debug_locks_warn_on": ({"warning"}, 4), "mutex_debug_context": ({"warning"}, 4),
+              "bug": ({"oops"}, 12),
               "oops": ({"oops"}, 12), "non_static_key": ({"warning"}, 12)}
 _LOCKDEP_KINDS = {"circular_locking", "recursive_locking", "bad_unlock_balance",
                   "held_lock_freed", "lock_held_at_exit", "lock_held_return_to_user",
@@ -264,8 +267,16 @@ def find_reports(lines: list[str]) -> list[Report]:
     for n, (i, kind, m) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
         body = _cut_body(lines[i:min(end, i + _MAX_BODY)], kind)
-        reports.append(_make_report(kind, m, i, body))
+        rep = _make_report(kind, m, i, body)
+        # WARN(cond, fmt, ...) prints its message before the WARNING line: the count
+        # warning of a mutex_debug (kernel-patches 0002) names the semaphore there
+        if kind == "warning" and i and (mm := _COUNT_WARN.match(lines[i - 1].strip())):
+            rep.locks.insert(0, _lock(mm["lock"], "involved", "", ""))
+        reports.append(rep)
     return reports
+
+
+_COUNT_WARN = re.compile(r"^mutex_debug (?P<lock>\S+) initialized with count -?\d+")
 
 
 def _cut_body(body: list[str], kind: str) -> list[str]:
@@ -290,6 +301,8 @@ def _make_report(kind: str, m: re.Match[str], index: int, body: list[str]) -> Re
     in_trace = False
     release_pending: Lock | None = None
     groups = m.groupdict()
+    if groups.get("lock"):      # the mutex_debug warnings name their semaphore
+        locks.append(_lock(groups["lock"], "involved", "", ""))
     if groups.get("task"):
         task = groups["task"].replace(":", "/")
     for line in body:

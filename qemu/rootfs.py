@@ -1,4 +1,5 @@
-"""Stage 3, initramfs: busybox-static, our static helpers, /init, as a newc cpio.
+"""Stage 3, initramfs: busybox-static, our static helpers, the workload scripts of
+workloads/*.sh (as /bin/s2m-wl-NAME), /init, as a newc cpio.
 
 The archive is written by Python (no cpio/find), every entry with uid/gid 0, mtime 0 and
 sorted names, so the same inputs give the same bytes.
@@ -109,6 +110,9 @@ def _make(req: InitramfsRequest) -> InitramfsResult:
                 Entry("bin/busybox", x, bb.read_bytes()),
                 Entry("bin/sh", stat.S_IFLNK | 0o777, b"busybox")]
     entries += [Entry(f"bin/{name}", x, path.read_bytes()) for name, path in helpers.items()]
+    # workload scripts (the runtime scenarios' `workload:NAME` steps)
+    entries += [Entry(f"bin/s2m-wl-{sh.stem}", x, sh.read_bytes())
+                for sh in sorted((req.src_dir / "workloads").glob("*.sh"))]
     data = newc(entries)
     image = req.out_dir / "initramfs.cpio"
     if not image.is_file() or image.read_bytes() != data:

@@ -9,8 +9,11 @@ parse.py reads the verdict (hang, QEMU failure, truncated log) from that line.
 from __future__ import annotations
 
 import enum
+import json
 import logging
 import os
+import socket
+import time
 import shutil
 import signal
 import subprocess
@@ -26,6 +29,8 @@ log = logging.getLogger("sem2mutex.qemu.run")
 QEMU = "/usr/bin/qemu-system-x86_64"
 HARNESS_PREFIX = "s2m-harness: "
 BASE_CMDLINE = "console=ttyS0 panic=-1 ignore_loglevel"
+KEYS_TRIGGER = "s2m-init: keys"          # the guest's /init asks for key presses
+KEY_NAMES = ("a", "s", "d", "f", "j", "k", "l", "spc")
 
 
 class RunStatus(enum.Enum):
@@ -47,6 +52,9 @@ class RunRequest:
     smp: int = 1                         # vCPUs (the kernel needs CONFIG_SMP for > 1)
     qemu: str = QEMU
     command: tuple[str, ...] | None = None  # replaces the QEMU command line (tests)
+    extra_args: tuple[str, ...] = ()     # devices: disks, NICs, USB (runtime scenarios)
+    qmp: Path | None = None              # QMP socket path (with keys)
+    keys: int = 0                        # key presses sent through QMP on KEYS_TRIGGER
 
 
 @dataclass
@@ -64,9 +72,44 @@ def qemu_command(req: RunRequest) -> list[str]:
     if req.command is not None:
         return list(req.command)
     cmdline = BASE_CMDLINE + (" " + req.append if req.append else "")
-    return [req.qemu, "-accel", req.accel, "-m", str(req.memory_mb), "-smp", str(req.smp),
-            "-nographic", "-no-reboot", "-kernel", str(req.kernel), "-initrd",
-            str(req.initrd), "-append", cmdline]
+    cmd = [req.qemu, "-accel", req.accel, "-m", str(req.memory_mb), "-smp", str(req.smp),
+           "-nographic", "-no-reboot", "-kernel", str(req.kernel), "-initrd",
+           str(req.initrd), "-append", cmdline]
+    if req.qmp is not None:
+        cmd += ["-qmp", f"unix:{req.qmp},server=on,wait=off"]
+    return cmd + list(req.extra_args)
+
+
+def key_events(names: tuple[str, ...]) -> list[dict]:
+    """QMP commands: press and release each key (input-send-event, qcode names)."""
+    out = []
+    for name in names:
+        for down in (True, False):
+            out.append({"execute": "input-send-event", "arguments": {"events": [
+                {"type": "key", "data": {"down": down,
+                                         "key": {"type": "qcode", "data": name}}}]}})
+    return out
+
+
+def send_keys(path: Path, count: int, timeout: float = 10.0) -> str:
+    """Press `count` keys through the QMP socket at `path`; returns a one-line outcome."""
+    names = tuple(KEY_NAMES[i % len(KEY_NAMES)] for i in range(count))
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect(str(path))
+            f = sock.makefile("rwb")
+            f.readline()                                   # the QMP greeting
+            replies = []
+            for cmd in [{"execute": "qmp_capabilities"}] + key_events(names):
+                f.write(json.dumps(cmd).encode() + b"\n")
+                f.flush()
+                replies.append(json.loads(f.readline() or b"{}"))
+                time.sleep(0.05)
+    except (OSError, ValueError) as err:
+        return f"keys: QMP failed: {err}"
+    bad = [r for r in replies if "return" not in r]
+    return f"keys: {len(names)} pressed" + (f", {len(bad)} refused: {bad[0]}" if bad else "")
 
 
 def run_qemu(req: RunRequest) -> RunResult:
@@ -85,6 +128,7 @@ def run_qemu(req: RunRequest) -> RunResult:
                              errors=[f"cannot start {cmd[0]}: {err}"])
         log.info("booting (%s, timeout %.0f s): %s", req.accel, req.timeout, req.log_path)
         stderr_chunks: list[bytes] = []
+        notes: list[str] = []
 
         def tee() -> None:
             assert proc.stdout is not None
@@ -93,6 +137,9 @@ def run_qemu(req: RunRequest) -> RunResult:
                 lines.append(text)
                 out.write(text + "\n")
                 out.flush()
+                if req.keys and req.qmp is not None and text.endswith(KEYS_TRIGGER):
+                    threading.Thread(target=lambda: notes.append(send_keys(req.qmp, req.keys)),
+                                     daemon=True).start()
 
         def drain() -> None:
             assert proc.stderr is not None
@@ -125,6 +172,8 @@ def run_qemu(req: RunRequest) -> RunResult:
         else:
             status = RunStatus.EXITED
             marker = "qemu exited with status 0"
+        for note in notes:
+            out.write(f"{HARNESS_PREFIX}{note}\n")
         out.write(f"{HARNESS_PREFIX}{marker} after {elapsed:.1f} s\n")
     errors = []
     if status is RunStatus.QEMU_FAILED:

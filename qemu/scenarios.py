@@ -15,6 +15,18 @@ A scenario is a TOML file in qemu/scenarios/:
     ktap = { "s2m-init/boot" = "ok" }          # path -> status, for named results
     reports = [ { kind = "circular_locking", title = "circular locking" } ]
 
+Runtime scenarios (`set = "runtime"`, booted by `boot-test --set runtime`, see runtime.py)
+add what the exercised subsystem needs, and which kernel variant they boot:
+
+    set = "runtime"
+    variant = "trust"              # or "unmark:<audit id>": that semaphore left unmarked
+    about = ["fs/xfs/xfs_log_priv.h:xlog_in_core.ic_sema"]     # the ids the boot is for
+    disk = "xfs"                   # a fresh virtio disk made on the host (mkfs.TYPE)
+    netdev = true                  # a virtio-net NIC on an isolated user network
+    usb_keyboard = true            # qemu-xhci + usb-kbd; `keys` presses through QMP
+    keys = 16
+    memory = 512
+
 evaluate() is pure: every expected report must be matched (kind equal, title
 substring), every report must be expected, verdict and KTAP must match.  A negative
 control (hang, panic) passes when the harness observes exactly the failure it expects.
@@ -54,6 +66,14 @@ class Scenario:
     reports: tuple[ExpectedReport, ...] = ()
     standard: bool = True          # part of `boot-test` without --scenario
     smp: int = 1                   # QEMU vCPUs; 0 = the host's cores (vcpus())
+    set: str = ""                  # "runtime": a member of `boot-test --set runtime`
+    variant: str = "trust"         # runtime: "trust" or "unmark:<audit id>"
+    about: tuple[str, ...] = ()    # runtime: the semaphore ids the boot is for
+    disk: str = ""                 # runtime: mkfs type of a fresh virtio disk
+    netdev: bool = False           # runtime: a virtio-net NIC (isolated user network)
+    usb_keyboard: bool = False     # runtime: qemu-xhci + usb-kbd
+    keys: int = 0                  # runtime: key presses sent through QMP
+    memory: int = 256              # MiB
 
     def vcpus(self) -> int:
         return self.smp if self.smp > 0 else len(os.sched_getaffinity(0))
@@ -81,7 +101,12 @@ def scenario_from_dict(name: str, data: dict) -> Scenario:
         ktap=dict(exp.get("ktap", {})),
         reports=tuple(ExpectedReport(r["kind"], r.get("title", ""))
                       for r in exp.get("reports", [])),
-        standard=bool(data.get("standard", True)), smp=int(data.get("smp", 1)))
+        standard=bool(data.get("standard", True)), smp=int(data.get("smp", 1)),
+        set=str(data.get("set", "")), variant=str(data.get("variant", "trust")),
+        about=tuple(data.get("about", [])), disk=str(data.get("disk", "")),
+        netdev=bool(data.get("netdev", False)),
+        usb_keyboard=bool(data.get("usb_keyboard", False)), keys=int(data.get("keys", 0)),
+        memory=int(data.get("memory", 256)))
 
 
 def load_scenario(name: str, directory: Path = SCENARIOS_DIR) -> Scenario:
@@ -100,6 +125,11 @@ def list_scenarios(directory: Path = SCENARIOS_DIR) -> list[str]:
 def standard_set(directory: Path = SCENARIOS_DIR) -> list[str]:
     """What `boot-test` boots without --scenario (every scenario not marked standard=false)."""
     return [n for n in list_scenarios(directory) if load_scenario(n, directory).standard]
+
+
+def named_set(name: str, directory: Path = SCENARIOS_DIR) -> list[str]:
+    """The scenarios of a set (`set = "runtime"`), in name order."""
+    return [n for n in list_scenarios(directory) if load_scenario(n, directory).set == name]
 
 
 def evaluate(sc: Scenario, parsed: ParsedLog) -> Evaluation:

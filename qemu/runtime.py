@@ -1,0 +1,402 @@
+"""`boot-test --set runtime`: DEBUG_MUTEX_FULL boots that run real 6.1 subsystems.
+
+Kernel variants, all built from one worktree (work/trees/runtime) into one O= directory
+(work/build/runtime, fragments base+mode-full+runtime), each image kept in
+work/runtime/images/:
+
+- trust: the series (the audit's arch_semaphore marking of the counting pool) plus,
+  made here, a marking of (a) every counting semaphore a runtime scenario is about that
+  the series leaves unmarked and (b) every semaphore that has an `unmark:` variant of
+  its own (the *isolation*: an unknown-pool semaphore such as xfs_buf.b_sema would
+  otherwise report first, and lockdep switches itself off after its first report, so
+  the counting semaphores of the same subsystem would go unseen);
+- unmark:<id>: the trust tree with that one semaphore declared struct semaphore again,
+  so that DEBUG_MUTEX_FULL makes it a debug mutex: the *challenge* of a counting
+  semaphore, or the *probe* of an unknown one.
+
+A variant is a commit made with a temporary index (no checkout), and switching the
+worktree between variants rewrites only the files that differ, so each variant after
+the first is an incremental build.  Scenarios boot the image of their variant with the
+devices they need (a fresh disk made by mkfs on the host, a virtio NIC on an isolated
+user network, a USB keyboard driven through QMP).  Every boot is then read for its
+lockdep classes and reports, and classify.runtime turns the boots into one runtime
+record per semaphore of the audit: reports/linux-<version>/runtime.json, which
+`make audit` shows.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from classify import runtime as rt
+from classify.tree import GIT_ENV, TreeError, check_kernel_tree, git
+from qemu import parse
+from qemu.boot import BOOTS_DIR, BootResult, Kernel, boot_scenario
+from qemu.build import BuildRequest, BuildResult, BuildStatus, build
+from qemu.common import DEFAULT_KERNEL, PROJECT_DIR, WORK_DIR, Timer, dumps
+from qemu.config import ConfigRequest, ConfigStatus, configure
+from qemu.rootfs import InitramfsRequest, InitramfsStatus, make_initramfs
+from qemu.scenarios import Evaluation, Scenario
+from qemu.source import Source, prepare_source
+
+log = logging.getLogger("sem2mutex.qemu.runtime")
+
+FRAGMENTS = ("base", "mode-full", "runtime")
+RUNTIME_DIR = WORK_DIR / "runtime"
+TREE = WORK_DIR / "trees" / "runtime"
+BUILD = WORK_DIR / "build" / "runtime"
+DISK_MB = {"xfs": 320, "btrfs": 256}
+
+
+def slug(variant: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", variant).strip("-")
+
+
+@dataclass
+class Variant:
+    name: str                                 # "trust" | "unmark:<id>"
+    commit: str = ""
+    marked: frozenset[str] = frozenset()
+    image: Path | None = None
+    build: BuildResult | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------ variants
+
+def commit_edits(repo: Path, base: str, edits: dict[str, str], message: str) -> str:
+    """A commit on top of base with the files of edits replaced, made with a temporary
+    index: the worktree is not touched."""
+    if not edits:
+        return base
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**GIT_ENV, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git(repo, "read-tree", base, env=env)
+        for path, text in sorted(edits.items()):
+            blob = subprocess.run(["git", "-C", str(repo), "hash-object", "-w", "--stdin"],
+                                  input=text, capture_output=True, text=True, check=True,
+                                  env={**os.environ, **env}).stdout.strip()
+            git(repo, "update-index", "--cacheinfo", f"100644,{blob},{path}", env=env)
+        tree = git(repo, "write-tree", env=env).strip()
+        return git(repo, "commit-tree", tree, "-p", base, "-m", message, env=env).strip()
+
+
+def show(repo: Path, commit: str, path: str) -> str:
+    return git(repo, "show", f"{commit}:{path}")
+
+
+def marking_edits(repo: Path, commit: str, sems: dict[str, dict], ids: list[str],
+                  arch: bool) -> dict[str, str]:
+    """path -> new text, marking (arch=True) or unmarking each id's declaration."""
+    edits: dict[str, str] = {}
+    for sid in ids:
+        d = sems[sid]["declared"]
+        text = edits.get(d["path"]) or show(repo, commit, d["path"])
+        new, _ = rt.set_marking(text, d["line"], sid.rsplit(":", 1)[1].split(".")[-1], arch)
+        if new != text:
+            edits[d["path"]] = new
+    return edits
+
+
+def marked_ids(repo: Path, commit: str, sems: dict[str, dict]) -> frozenset[str]:
+    """The audit ids declared struct arch_semaphore at commit."""
+    texts: dict[str, str | None] = {}
+    out = set()
+    for sid, s in sems.items():
+        path = s["declared"]["path"]
+        if path not in texts:
+            try:
+                texts[path] = show(repo, commit, path)
+            except TreeError:
+                texts[path] = None
+        text = texts[path]
+        if text is not None and rt.is_marked(text, s["declared"]["line"],
+                                             sid.rsplit(":", 1)[1].split(".")[-1]):
+            out.add(sid)
+    return frozenset(out)
+
+
+def plan_variants(scenarios: list[Scenario], sems: dict[str, dict]) -> tuple[list[str],
+                                                                             list[str]]:
+    """(variant names, trust marks): trust first, then each unmark:<id> in scenario order;
+    the trust marks are the ids with a variant of their own plus the counting ids the
+    scenarios are about."""
+    variants = ["trust"]
+    for sc in scenarios:
+        if sc.variant not in variants:
+            variants.append(sc.variant)
+    marks = [v.split(":", 1)[1] for v in variants if v.startswith("unmark:")]
+    for sc in scenarios:
+        for sid in sc.about:
+            if sems.get(sid, {}).get("class") == "counting" and sid not in marks:
+                marks.append(sid)
+    unknown = [i for i in marks if i not in sems]
+    if unknown:
+        raise TreeError(f"runtime scenarios name ids the audit does not have: {unknown}")
+    return variants, marks
+
+
+def make_variants(source: Source, sems: dict[str, dict], names: list[str],
+                  marks: list[str]) -> list[Variant]:
+    repo = source.tree
+    base = git(repo, "rev-parse", "HEAD").strip()
+    trust = commit_edits(repo, base, marking_edits(repo, base, sems, marks, True),
+                         "runtime: trust: mark " + " ".join(marks))
+    out = []
+    for name in names:
+        if name == "trust":
+            commit = trust
+        else:
+            sid = name.split(":", 1)[1]
+            commit = commit_edits(repo, trust, marking_edits(repo, trust, sems, [sid], False),
+                                  f"runtime: leave {sid} unmarked")
+        out.append(Variant(name, commit, marked_ids(repo, commit, sems)))
+    return out
+
+
+def checkout(source: Source, commit: str, dest: Path = TREE) -> Path:
+    if not (dest / ".git").exists():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        git(source.tree, "worktree", "prune")
+        git(source.tree, "worktree", "add", "-q", "--detach", str(dest.resolve()), commit)
+    else:
+        git(dest, "checkout", "-q", "-f", "--detach", commit)
+    return dest
+
+
+def build_variant(source: Source, v: Variant, images: Path = RUNTIME_DIR / "images",
+                  build_dir: Path = BUILD) -> Variant:
+    tree = checkout(source, v.commit)
+    cres = configure(ConfigRequest(tree, build_dir, FRAGMENTS))
+    if cres.status is not ConfigStatus.SUCCESS:
+        v.errors = [f"config {cres.status.value}: {e}" for e in cres.errors]
+        return v
+    v.build = build(BuildRequest(tree, build_dir, jobs=2))   # -j2: a shared machine
+    if v.build.status is not BuildStatus.SUCCESS:
+        # the whole log: gcc's "in expansion of macro" notes name the semaphore's site
+        text = v.build.log.read_text(errors="replace") if v.build.log else ""
+        v.errors = [ln for ln in text.splitlines()
+                    if "error:" in ln or "note: in expansion of macro" in ln][:200] or \
+            v.build.errors
+        return v
+    images.mkdir(parents=True, exist_ok=True)
+    assert v.build.image is not None
+    v.image = images / f"{slug(v.name)}.bzImage"
+    shutil.copyfile(v.build.image, v.image)
+    return v
+
+
+def built_sources(build_dir: Path = BUILD) -> set[str]:
+    """The .c files compiled into the build (one .o each, the path relative to O=)."""
+    out = set()
+    for o in build_dir.rglob("*.o"):
+        rel = o.relative_to(build_dir)
+        if not rel.name.endswith((".mod.o", ".lds.o")):
+            out.add(str(rel.with_suffix(".c")))
+    return out
+
+
+# ------------------------------------------------------------------ devices
+
+def make_disk(kind: str, path: Path) -> list[str]:
+    """A fresh sparse image with a kind filesystem (mkfs on the host); [] or errors."""
+    tool = shutil.which(f"mkfs.{kind}") or shutil.which(f"/usr/sbin/mkfs.{kind}") or \
+        shutil.which(f"/sbin/mkfs.{kind}")
+    if tool is None:
+        pkg = {"xfs": "xfsprogs", "btrfs": "btrfs-progs"}.get(kind, kind)
+        return [f"mkfs.{kind} not found: apt-get install {pkg}"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    with path.open("wb") as f:
+        f.truncate(DISK_MB.get(kind, 256) << 20)
+    res = subprocess.run([tool, "-q", "-f", str(path)], capture_output=True, text=True)
+    return [] if res.returncode == 0 else [f"mkfs.{kind} failed: {res.stderr.strip()}"]
+
+
+def device_args(sc: Scenario, disk: Path | None) -> list[str]:
+    args: list[str] = []
+    if disk is not None:
+        args += ["-drive", f"file={disk},format=raw,if=virtio"]
+    if sc.netdev:
+        # restrict=on: the guest reaches nothing outside QEMU's own user network
+        args += ["-netdev", "user,id=n0,restrict=on", "-device", "virtio-net-pci,netdev=n0"]
+    if sc.usb_keyboard:
+        # i8042=off: the USB keyboard is the only one, QMP's key events go to it
+        args += ["-machine", "i8042=off", "-device", "qemu-xhci,id=xhci",
+                 "-device", "usb-kbd,bus=xhci.0,id=kbd0"]
+    return args
+
+
+# ------------------------------------------------------------------ evaluation
+
+def evaluate_runtime(sc: Scenario, parsed: parse.ParsedLog, index: rt.SemIndex,
+                     marked: frozenset[str]) -> Evaluation:
+    """A runtime boot passes when it completed, its workload succeeded, and every report
+    names a semaphore that ran as a debug mutex in it (evidence, not a failure).  A
+    challenge that stays clean is a finding, reported by the runtime records."""
+    problems: list[str] = []
+    if parsed.verdict != "completed":
+        problems.append(f"verdict {parsed.verdict}, expected completed")
+    leaves = {path: st for doc in parsed.ktap for path, st in doc.leaves()}
+    for step in sc.steps:
+        got = leaves.get(f"s2m-init/{step}")
+        if got != "ok":
+            problems.append(f"workload step {step}: {got or 'absent'}")
+    for r in parsed.reports:
+        ids = rt.report_ids(parse_report_dict(r), index)
+        if not ids or any(i in marked for i in ids):
+            problems.append(f"report not about a debug-mutex semaphore: {r.kind}: {r.title}"
+                            f" (line {r.line}; {', '.join(ids) or 'no semaphore named'})")
+    return Evaluation(not problems, problems)
+
+
+def parse_report_dict(r: parse.Report) -> dict:
+    return {"kind": r.kind, "title": r.title, "frames": list(r.frames), "body": list(r.body),
+            "locks": [{"name": lk.name, "lock_class": lk.lock_class} for lk in r.locks]}
+
+
+# ------------------------------------------------------------------ the whole set
+
+def audit_path(version: str) -> Path:
+    return PROJECT_DIR / "reports" / f"linux-{version}" / "audit.json"
+
+
+def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
+                 out_dir: Path = BOOTS_DIR, record: Path | None = None,
+                 accel: str = "tcg") -> tuple[list[BootResult], dict]:
+    kernel = Path(kernel).resolve()
+    version = check_kernel_tree(kernel).version
+    apath = audit_path(version)
+    if not apath.is_file():
+        raise TreeError(f"{apath} missing: run `make audit KERNEL={kernel}` first")
+    audit = json.loads(apath.read_text())
+    sems = {s["id"]: s for s in audit["semaphores"]}
+    index = rt.build_index(audit["semaphores"])
+    source = prepare_source(kernel)
+    names, marks = plan_variants(scenarios, sems)
+    log.info("runtime: %d variants; trust marks %s", len(names), ", ".join(marks))
+    variants = {v.name: v for v in make_variants(source, sems, names, marks)}
+    initramfs = make_initramfs(InitramfsRequest())
+    if initramfs.status is not InitramfsStatus.SUCCESS:
+        raise TreeError("initramfs: " + "; ".join(initramfs.errors))
+    results: list[BootResult] = []
+    boots: list[rt.Boot] = []
+    built: set[str] = set()
+    times: dict[str, float] = {}
+    data: dict = {}
+    for name in names:
+        v = variants[name]
+        with Timer() as t:
+            build_variant(source, v)
+        times[f"build {name}"] = t.elapsed
+        log.info("runtime: variant %s: %s in %.0f s", name,
+                 "built" if v.image else "NOT BUILT", t.elapsed)
+        if v.image is not None and name == "trust":
+            built = built_sources()
+        for sc in [s for s in scenarios if s.variant == name]:
+            results.append(boot_one(sc, v, source, index, initramfs, out_dir, accel))
+            boots.append(boot_record(sc, v, out_dir))
+        # after every variant: a run cut short still leaves its evidence
+        data = write_record(audit, index, version, marks, boots, built, record, kernel, apath)
+    times["boots"] = round(sum(r.run_elapsed for r in results), 1)
+    RUNTIME_DIR.mkdir(parents=True, exist_ok=True)
+    (RUNTIME_DIR / "times.json").write_text(dumps(times))
+    data_times = times
+    log.info("runtime: builds %.0f s (%s), boots %.0f s", sum(v for k, v in data_times.items()
+             if k.startswith("build")), ", ".join(f"{k[6:]} {v:.0f} s" for k, v in
+                                                 data_times.items() if k.startswith("build")),
+             data_times["boots"])
+    return results, data
+
+
+def write_record(audit: dict, index: rt.SemIndex, version: str, marks: list[str],
+                 boots: list[rt.Boot], built: set[str], record: Path | None, kernel: Path,
+                 apath: Path) -> dict:
+    """runtime.json: the stable record of the boots so far (no times)."""
+    records = rt.runtime_records(audit["semaphores"], boots, built)
+    data = {
+        "schema": rt.SCHEMA, "kernel_version": version, "config": "+".join(FRAGMENTS),
+        "trust_marks": sorted(marks),
+        "boots": {b.name: {"variant": b.variant, "verdict": b.verdict,
+                           "reports": [{"kind": r["kind"], "title": r["title"],
+                                        "ids": rt.report_ids(r, index)} for r in b.reports],
+                           "build_errors": [ln for _, ln in
+                                            rt.build_error_ids(b.build_errors, index)]}
+                  for b in boots},
+        "counts": rt.counts(records),
+        "semaphores": records,
+    }
+    if record is None:
+        record = (apath.parent / "runtime.json" if kernel == DEFAULT_KERNEL.resolve()
+                  else WORK_DIR / "reports" / f"{kernel.name}-{version}" / "runtime.json")
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    log.info("runtime: wrote %s (run `make audit` to show it in the report)", record)
+    return data
+
+
+def boot_one(sc: Scenario, v: Variant, source: Source, index: rt.SemIndex, initramfs,
+             out_dir: Path, accel: str) -> BootResult:
+    if v.image is None:
+        named = rt.build_error_ids(v.errors, index) or [
+            (v.name.split(":", 1)[1], rt.first_error(v.errors))]
+        if sc.verdict == "not_built" and any(sid in sc.about for sid, _ in named):
+            return BootResult(sc.name, True, "not_built", [], fragments=FRAGMENTS,
+                              reports=[f"build_error: {ln}" for _, ln in named])
+        return BootResult(sc.name, False, "not_built", [f"variant {v.name} did not build:"]
+                          + v.errors[:20], fragments=FRAGMENTS)
+    disk = None
+    errors: list[str] = []
+    if sc.disk:
+        disk = RUNTIME_DIR / "disks" / f"{sc.name}.img"
+        errors = make_disk(sc.disk, disk)
+    if errors:
+        return BootResult(sc.name, False, "not_booted", errors, fragments=FRAGMENTS)
+    assert v.build is not None
+    kernel = Kernel(FRAGMENTS, _config_ok(), BuildResult(BuildStatus.SUCCESS, v.build.elapsed,
+                                                         v.image))
+    qmp = (RUNTIME_DIR / f"{sc.name}.qmp") if sc.keys else None
+    return boot_scenario(sc, kernel, initramfs, source, accel, out_dir,
+                         extra_args=tuple(device_args(sc, disk)), qmp=qmp,
+                         evaluator=lambda s, p: evaluate_runtime(s, p, index, v.marked))
+
+
+def _config_ok():
+    from qemu.config import ConfigResult
+    return ConfigResult(ConfigStatus.SUCCESS, 0.0, skipped=True)
+
+
+def boot_record(sc: Scenario, v: Variant, out_dir: Path) -> rt.Boot:
+    if v.image is None:
+        return rt.Boot(sc.name, v.name, v.marked, build_errors=v.errors, verdict="not_built")
+    log_path = out_dir / f"{sc.name}.log"
+    text = log_path.read_text(errors="replace") if log_path.is_file() else ""
+    parsed = parse.parse_log(text)
+    return rt.Boot(sc.name, v.name, v.marked, rt.lockdep_classes(parse.clean_lines(text)),
+                   [parse_report_dict(r) for r in parsed.reports], verdict=parsed.verdict)
+
+
+def summary(results: list[BootResult], data: dict, about: dict[str, list[str]]) -> str:
+    """The boots, then one line per semaphore a scenario is about, then the counts."""
+    lines = []
+    for r in results:
+        lines.append(f"{'PASS' if r.passed else 'FAIL'} {r.scenario} ({r.verdict}, "
+                     f"boot {r.run_elapsed:.1f} s, {len(r.reports)} reports)")
+        lines += [f"    report {rep}" for rep in r.reports]
+        lines += [f"    {p}" for p in r.problems]
+    recs = data["semaphores"]
+    for sid in sorted({i for ids in about.values() for i in ids}):
+        lines.append(f"runtime: {sid}: {rt.summary_line(recs.get(sid, {'status': '?'}))}")
+    c = data["counts"]
+    lines.append("runtime: " + ", ".join(f"{k} {c[k]}" for k in rt.STATUSES))
+    passed = sum(r.passed for r in results)
+    lines.append(f"boot-test: {passed} passed, {len(results) - passed} failed")
+    return "\n".join(lines)

@@ -1,0 +1,326 @@
+"""The runtime set's harness pieces without a kernel: the QEMU command line and the QMP
+key presses, the mutex_debug warnings in the parser, the variants (commits made with a
+temporary index), the devices and the evaluation of a runtime boot."""
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from classify import runtime as rt
+from qemu import runtime
+from qemu.parse import clean_lines, find_reports, parse_log
+from qemu.run import KEYS_TRIGGER, RunRequest, RunStatus, key_events, qemu_command, run_qemu
+from qemu.scenarios import load_scenario, named_set, standard_set
+
+IC = "fs/xfs/xfs_log_priv.h:xlog_in_core.ic_sema"
+
+
+def test_qemu_command_with_devices_and_qmp(tmp_path):
+    req = RunRequest(Path("bz"), Path("rd"), tmp_path / "log", memory_mb=512,
+                     extra_args=("-drive", "file=d.img,format=raw,if=virtio"),
+                     qmp=tmp_path / "q.sock", keys=2)
+    cmd = qemu_command(req)
+    assert cmd[cmd.index("-m") + 1] == "512"
+    assert cmd[cmd.index("-qmp") + 1] == f"unix:{tmp_path / 'q.sock'},server=on,wait=off"
+    assert cmd[-2:] == ["-drive", "file=d.img,format=raw,if=virtio"]
+    assert "-qmp" not in qemu_command(RunRequest(Path("bz"), Path("rd"), tmp_path / "l"))
+
+
+def test_key_events_press_and_release():
+    ev = key_events(("a",))
+    assert [e["arguments"]["events"][0]["data"]["down"] for e in ev] == [True, False]
+    assert ev[0]["arguments"]["events"][0]["data"]["key"] == {"type": "qcode", "data": "a"}
+
+
+def fake_qmp(path: Path, got: list):
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(path))
+    srv.listen(1)
+
+    def serve():
+        conn, _ = srv.accept()
+        f = conn.makefile("rwb")
+        f.write(b'{"QMP": {}}\n')
+        f.flush()
+        for line in f:
+            got.append(json.loads(line))
+            f.write(b'{"return": {}}\n')
+            f.flush()
+        conn.close()
+        srv.close()
+    threading.Thread(target=serve, daemon=True).start()
+
+
+def test_keys_are_sent_when_the_guest_asks(tmp_path):
+    got: list = []
+    fake_qmp(tmp_path / "q.sock", got)
+    script = f"echo booting; echo '[ 1.0] {KEYS_TRIGGER}'; sleep 1; echo done"
+    res = run_qemu(RunRequest(Path("bz"), Path("rd"), tmp_path / "log", timeout=10,
+                              command=("sh", "-c", script), qmp=tmp_path / "q.sock", keys=3))
+    assert res.status is RunStatus.EXITED
+    assert got[0] == {"execute": "qmp_capabilities"} and len(got) == 1 + 3 * 2
+    log = (tmp_path / "log").read_text()
+    assert "s2m-harness: keys: 3 pressed\n" in log
+    assert parse_log(log).verdict == "truncated"     # the harness line stays the last one
+
+
+def test_no_keys_without_the_trigger(tmp_path):
+    got: list = []
+    fake_qmp(tmp_path / "q.sock", got)
+    run_qemu(RunRequest(Path("bz"), Path("rd"), tmp_path / "log", timeout=10,
+                        command=("sh", "-c", "echo s2m-init: done"), qmp=tmp_path / "q.sock",
+                        keys=3))
+    assert got == [] and "keys:" not in (tmp_path / "log").read_text()
+
+
+WARN = """------------[ cut here ]------------
+mutex_debug &hdev->driver_input_lock@drivers/hid/hid-core.c:2927: down_trylock() in interrupt context, a mutex is for task context only
+WARNING: CPU: 0 PID: 0 at include/linux/semaphore.h:190 hid_input_report+0x1c5/0x1e0
+Modules linked in:
+CPU: 0 PID: 0 Comm: swapper Not tainted 6.1.192+ #1
+RIP: 0010:hid_input_report+0x1c5/0x1e0
+Call Trace:
+ <IRQ>
+ hid_irq_in+0x7a/0x220
+ __usb_hcd_giveback_urb+0x95/0x120
+ </IRQ>
+---[ end trace 0000000000000000 ]---
+"""
+
+
+def test_mutex_debug_context_warning_is_one_report_naming_the_semaphore():
+    reps = find_reports(clean_lines(WARN))
+    assert [r.kind for r in reps] == ["mutex_debug_context"]
+    assert reps[0].locks[0].lock_class == "&hdev->driver_input_lock@drivers/hid/hid-core.c:2927"
+    assert reps[0].title.endswith("in hid_irq_in")
+    # a plain WARNING stays a warning
+    plain = WARN.replace(WARN.splitlines()[1] + "\n", "")
+    assert [r.kind for r in find_reports(clean_lines(plain))] == ["warning"]
+
+
+def test_runtime_scenarios_are_a_set_of_their_own():
+    names = named_set("runtime")
+    assert names and not set(names) & set(standard_set())
+    for n in names:
+        sc = load_scenario(n)
+        assert sc.fragments == runtime.FRAGMENTS and sc.steps[0].startswith("workload:")
+        assert sc.about and (sc.variant == "trust" or sc.variant[7:] in sc.about)
+        wl = sc.steps[0].split(":", 1)[1]
+        assert (Path(runtime.__file__).parent / "initramfs" / "workloads" / f"{wl}.sh").is_file()
+
+
+def test_plan_variants_trust_first_and_marks():
+    sems = {IC: {"class": "counting"}, "x:b": {"class": "unknown"}, "x:c": {"class": "counting"},
+            "x:d": {"class": "unknown"}}
+    scs = [load_scenario("runtime-xfs")]
+    scs = [scs[0].__class__(**{**scs[0].__dict__, "variant": "unmark:x:b", "about": ("x:b",)}),
+           scs[0].__class__(**{**scs[0].__dict__, "variant": "trust",
+                               "about": (IC, "x:c", "x:d")})]
+    names, marks = runtime.plan_variants(scs, sems)
+    assert names == ["trust", "unmark:x:b"]
+    assert marks == ["x:b", IC, "x:c"]       # isolation of x:b; never the unknown x:d
+    bad = [scs[0].__class__(**{**scs[0].__dict__, "variant": "unmark:nope"})]
+    with pytest.raises(Exception, match="nope"):
+        runtime.plan_variants(bad, sems)
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_variant_commits_leave_the_worktree_alone(tmp_path):
+    repo = tmp_path / "k"
+    (repo / "fs").mkdir(parents=True)
+    (repo / "fs" / "a.h").write_text("struct x {\n\tstruct semaphore s;\n};\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    sems = {"fs/a.h:x.s": {"declared": {"path": "fs/a.h", "line": 2}}}
+    edits = runtime.marking_edits(repo, base, sems, ["fs/a.h:x.s"], True)
+    c = runtime.commit_edits(repo, base, edits, "mark")
+    assert git(repo, "rev-parse", "HEAD") == base and git(repo, "status", "--porcelain") == ""
+    assert "struct arch_semaphore s;" in runtime.show(repo, c, "fs/a.h")
+    assert runtime.marked_ids(repo, c, sems) == frozenset({"fs/a.h:x.s"})
+    assert runtime.marked_ids(repo, base, sems) == frozenset()
+    assert runtime.commit_edits(repo, base, {}, "nothing") == base
+
+
+def test_device_args_and_slug():
+    sc = load_scenario("runtime-hid")
+    args = runtime.device_args(sc, None)
+    assert "usb-kbd,bus=xhci.0,id=kbd0" in args and "i8042=off" in args
+    net = runtime.device_args(load_scenario("runtime-netconsole"), Path("/d.img"))
+    assert "user,id=n0,restrict=on" in net and "file=/d.img,format=raw,if=virtio" in net
+    assert runtime.slug("unmark:" + IC) == "unmark-fs-xfs-xfs_log_priv.h-xlog_in_core.ic_sema"
+
+
+LOG = """KTAP version 1
+# s2m-init scenario: runtime-xfs
+1..2
+ok 1 boot
+ok 2 workload:xfs
+{report}# lockdep-class: 0000 OPS:      12 FD:    1 BD:    1 +.+.: &iclog->ic_sema@fs/xfs/xfs_log.c:1639
+s2m-init: done
+s2m-harness: qemu exited with status 0 after 20.0 s
+"""
+BAD_UNLOCK = """=====================================
+WARNING: bad unlock balance detected!
+6.1.192+ #1 Not tainted
+-------------------------------------
+kworker/0:2/30 is trying to release lock (&iclog->ic_sema@fs/xfs/xfs_log.c:1639) at:
+[<ffffffff81234567>] xlog_ioend_work+0x10/0x20
+but there are no more locks to release!
+"""
+
+
+def test_evaluate_runtime():
+    sems = [{"id": IC, "class": "counting", "declared": {"path": "fs/xfs/xfs_log_priv.h",
+             "line": 204, "kind": "member"},
+             "init": [{"path": "fs/xfs/xfs_log.c", "line": 1639}], "ops": []}]
+    index = rt.build_index(sems)
+    sc = load_scenario("runtime-xfs")
+    clean = parse_log(LOG.format(report=""))
+    assert runtime.evaluate_runtime(sc, clean, index, frozenset({IC})).passed
+    reported = parse_log(LOG.format(report=BAD_UNLOCK))
+    # as a debug mutex the report is the evidence; as a semaphore it is a failure
+    assert runtime.evaluate_runtime(sc, reported, index, frozenset()).passed
+    ev = runtime.evaluate_runtime(sc, reported, index, frozenset({IC}))
+    assert not ev.passed and "bad_unlock_balance" in ev.problems[0]
+    failed = parse_log(LOG.format(report="").replace("ok 2 workload", "not ok 2 workload"))
+    ev = runtime.evaluate_runtime(sc, failed, index, frozenset({IC}))
+    assert ev.problems == ["workload step workload:xfs: not ok"]
+
+
+def test_make_disk(tmp_path):
+    if not Path("/usr/sbin/mkfs.xfs").exists():
+        pytest.skip("xfsprogs not installed")
+    assert runtime.make_disk("xfs", tmp_path / "x.img") == []
+    assert (tmp_path / "x.img").stat().st_size == 320 << 20
+    assert runtime.make_disk("nosuchfs", tmp_path / "y.img")[0].startswith("mkfs.nosuchfs")
+
+
+def test_count_warning_names_its_semaphore():
+    text = (Path(__file__).parent / "logs" / "warning-one-holder.log").read_text()
+    rep = find_reports(clean_lines(text.partition("\n\n")[2]))[0]
+    assert rep.kind == "warning"
+    assert [lk.lock_class for lk in rep.locks] == ["&md@kernel/locking/mutex_rule_check.c:141"]
+    plain = find_reports(clean_lines(WARN.replace(WARN.splitlines()[1] + "\n", "")))[0]
+    assert plain.locks == []
+
+
+def test_runtime_test_orchestration(tmp_path, monkeypatch):
+    """The whole chain with fake build and boot: variants in order, one build each,
+    the build failure of a challenge as its evidence, runtime.json with every id."""
+    from qemu.boot import BootResult
+    from qemu.scenarios import Scenario
+    from qemu.source import Source
+    repo = tmp_path / "k"
+    (repo / "fs").mkdir(parents=True)
+    (repo / "fs" / "a.h").write_text("struct x {\n\tstruct semaphore s;\n\tstruct semaphore t;\n};\n")
+    (repo / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 192\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    audit = {"semaphores": [
+        {"id": "fs/a.h:x.s", "class": "counting",
+         "declared": {"path": "fs/a.h", "line": 2, "kind": "member"},
+         "init": [{"path": "fs/a.c", "line": 5}], "ops": []},
+        {"id": "fs/a.h:x.t", "class": "unknown",
+         "declared": {"path": "fs/a.h", "line": 3, "kind": "member"},
+         "init": [{"path": "fs/a.c", "line": 9}], "ops": []},
+        {"id": "fs/b.c:other", "class": "counting",
+         "declared": {"path": "fs/b.c", "line": 1, "kind": "static"}, "init": [], "ops": []}]}
+    apath = tmp_path / "reports" / "audit.json"
+    apath.parent.mkdir()
+    apath.write_text(json.dumps(audit))
+    monkeypatch.setattr(runtime, "audit_path", lambda v: apath)
+    monkeypatch.setattr(runtime, "check_kernel_tree", lambda k: type("T", (), {"version": "6.1.192"}))
+    monkeypatch.setattr(runtime, "prepare_source", lambda k: Source(k, repo, [], "x"))
+    monkeypatch.setattr(runtime, "RUNTIME_DIR", tmp_path / "rt")
+    built = []
+
+    def fake_build(source, v, **kw):
+        built.append(v.name)
+        if v.name == "unmark:fs/a.h:x.t":
+            v.errors = ["/o/fs/a.c:9:3: error: no member named 'count'"]
+        else:
+            v.image, v.build = tmp_path / "bz", runtime.BuildResult(
+                runtime.BuildStatus.SUCCESS, 1.0, tmp_path / "bz")
+        return v
+    monkeypatch.setattr(runtime, "build_variant", fake_build)
+    monkeypatch.setattr(runtime, "built_sources", lambda: {"fs/a.c"})
+    monkeypatch.setattr(runtime, "make_initramfs", lambda req: type(
+        "I", (), {"status": runtime.InitramfsStatus.SUCCESS})())
+    booted = []
+
+    def fake_boot(sc, v, source, index, initramfs, out_dir, accel):
+        booted.append((sc.name, v.name))
+        if v.image is None:
+            return BootResult(sc.name, True, "not_built", [])
+        ops = 7 if sc.name == "t-trust" else 2
+        report = BAD_UNLOCK.replace("&iclog->ic_sema@fs/xfs/xfs_log.c:1639",
+                                    "&a->s@fs/a.c:5") if v.name != "trust" else ""
+        (out_dir / f"{sc.name}.log").write_text(
+            LOG.replace("&iclog->ic_sema@fs/xfs/xfs_log.c:1639", "&a->s@fs/a.c:5")
+            .replace("OPS:      12", f"OPS:       {ops}").format(report=report))
+        return BootResult(sc.name, True, "completed", [])
+    monkeypatch.setattr(runtime, "boot_one", fake_boot)
+
+    def scn(name, variant, about, verdict="completed"):
+        return Scenario(name, "", runtime.FRAGMENTS, steps=("workload:xfs",), set="runtime",
+                        variant=variant, about=tuple(about), verdict=verdict)
+    scs = [scn("t-challenge", "unmark:fs/a.h:x.s", ["fs/a.h:x.s"]),
+           scn("t-trust", "trust", ["fs/a.h:x.s", "fs/a.h:x.t"]),
+           scn("t-probe", "unmark:fs/a.h:x.t", ["fs/a.h:x.t"], "not_built")]
+    out = tmp_path / "boots"
+    out.mkdir()
+    results, data = runtime.runtime_test(scs, tmp_path, out, record=tmp_path / "runtime.json")
+    assert built == ["trust", "unmark:fs/a.h:x.s", "unmark:fs/a.h:x.t"]
+    assert booted == [("t-trust", "trust"), ("t-challenge", "unmark:fs/a.h:x.s"),
+                      ("t-probe", "unmark:fs/a.h:x.t")]
+    recs = json.loads((tmp_path / "runtime.json").read_text())["semaphores"]
+    assert recs["fs/a.h:x.s"]["status"] == "violated"
+    assert recs["fs/a.h:x.s"]["boots"][0] == {"boot": "t-trust", "ran_as": "semaphore",
+                                              "result": "clean", "ops": 7,
+                                              "lock_class": "&a->s@fs/a.c:5"}
+    assert (recs["fs/a.h:x.t"]["status"], recs["fs/a.h:x.t"]["kind"]) == ("violated",
+                                                                          "build_error")
+    assert recs["fs/b.c:other"]["status"] == "not-built"
+    assert data["trust_marks"] == ["fs/a.h:x.s", "fs/a.h:x.t"]
+    summary = runtime.summary(results, data, {s.name: list(s.about) for s in scs})
+    assert "runtime: fs/a.h:x.s: violated: bad_unlock_balance" in summary
+
+
+# Real console logs of runtime boots (tests/qemu/logs/runtime-*.log): the header's SEM
+# names the audit id the first report must map to, EXERCISED the ids whose lock classes
+# the log's "# lockdep-class:" lines must show with operations.
+RUNTIME_LOGS = sorted((Path(__file__).parent / "logs").glob("runtime-*.log"))
+AUDIT = Path(__file__).resolve().parents[2] / "reports" / "linux-6.1.192" / "audit.json"
+
+
+def _header(path):
+    head, _, body = path.read_text(errors="replace").partition("\n\n")
+    return dict(ln.split(":", 1) for ln in head.splitlines() if ":" in ln), body
+
+
+@pytest.mark.parametrize("path", RUNTIME_LOGS, ids=[p.stem for p in RUNTIME_LOGS])
+def test_runtime_fixture_maps_to_the_audit(path):
+    header, body = _header(path)
+    index = rt.build_index(json.loads(AUDIT.read_text())["semaphores"])
+    parsed = parse_log(body)
+    if "SEM" in header:
+        first = runtime.parse_report_dict(parsed.reports[0])
+        assert rt.report_ids(first, index) == [header["SEM"].strip()]
+    else:
+        assert parsed.reports == []
+    boot = rt.Boot(path.stem, "trust", frozenset(), rt.lockdep_classes(clean_lines(body)))
+    ex = rt.exercised(boot, index)
+    for sid in [x.strip() for x in header.get("EXERCISED", "").split(",") if x.strip()]:
+        assert ex[sid]["ops"] > 0, sid
