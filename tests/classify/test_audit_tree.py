@@ -7,7 +7,7 @@ import pytest
 
 from classify.audit import run_audit
 from classify.census import take_census
-from classify.report import load_patches, to_html, to_json, to_markdown
+from classify.report import load_patches, load_runtime, to_html, to_json, to_markdown
 from classify.tree import TreeError, check_kernel_tree
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,11 +28,14 @@ def test_committed_report_is_regenerated(tmp_path):
     audit = run_audit(tree.path, REPO / "work" / "cache", version=tree.version)
     # the patch status `make patches` recorded (committed next to the report)
     patches = load_patches(COMMITTED / "patches.json")
-    data = to_json(audit, patches)
+    # and the runtime records of `make boot-test SCENARIOS=runtime` (committed too)
+    runtime = load_runtime(COMMITTED / "runtime.json")
+    assert runtime is not None
+    data = to_json(audit, patches, runtime)
     committed = json.loads((COMMITTED / "audit.json").read_text())
     assert data == committed
-    assert to_markdown(audit, patches) == (COMMITTED / "audit.md").read_text()
-    assert to_html(audit, patches) == (COMMITTED / "audit.html").read_text()
+    assert to_markdown(audit, patches, runtime) == (COMMITTED / "audit.md").read_text()
+    assert to_html(audit, patches, runtime) == (COMMITTED / "audit.html").read_text()
 
 
 @pytest.mark.slow
