@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import patches as P
-from .tree import GIT_ENV, TreeError, git
+from .tree import GIT_ENV, git
+from .verify import compile_file, ensure_config, git_am
 
 log = logging.getLogger("sem2mutex.marking")
 
@@ -141,15 +140,10 @@ def prepare_tree(kernel: Path, worktree: Path, before: list[Path]) -> Path:
     """A worktree of kernel at its HEAD with the series patches before the marking."""
     tree = P.fresh_worktree(kernel, worktree)
     for patch in before:
-        why = _git_am(tree, patch)
+        why = git_am(tree, patch)
         if why:
             raise MarkingError(f"{patch.name} does not apply to {kernel}: {why}")
     return tree
-
-
-def _git_am(tree: Path, patch: Path) -> str:
-    from .verify import git_am
-    return git_am(tree, patch)
 
 
 def mark_all(tree: Path, pool: list[dict]) -> list[Mark]:
@@ -178,11 +172,8 @@ def write_patch(tree: Path, base: str, message: str, number: int, total: int,
     """Squash the per-semaphore commits into one and write it as patch number/total."""
     env = {**GIT_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
     git(tree, "reset", "-q", "--soft", base)
-    res = subprocess.run(["git", "-C", str(tree), "commit", "-q", "--no-verify", "-s",
-                          "-F", "-"], input=message, capture_output=True, text=True,
-                         env={**os.environ, **env})
-    if res.returncode != 0:
-        raise TreeError(f"git commit in {tree} failed: {res.stderr.strip()[-200:]}")
+    signoff = f"{GIT_ENV['GIT_AUTHOR_NAME']} <{GIT_ENV['GIT_AUTHOR_EMAIL']}>"
+    P._commit(tree, f"{message}\nSigned-off-by: {signoff}\n", env)
     text = git(tree, "format-patch", "-1", "--stdout", "--zero-commit",
                f"--subject-prefix=PATCH {number}/{total}", "HEAD", env=env)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -231,7 +222,6 @@ def check_full(kernel: Path, worktree: Path, build_dir: Path, marking: Path,
                files: list[str], series_file: Path = SERIES_FILE) -> dict:
     """Compile files on x86_64 allmodconfig + DEBUG_MUTEX_FULL with the series,
     without the marking (before) and with it (after)."""
-    from .verify import compile_file, ensure_config
     entries = series_entries(series_file)
     without = [series_file.parent / e for e in entries if e != MARKING_NAME]
     tree = prepare_tree(kernel, worktree, without)
@@ -239,7 +229,7 @@ def check_full(kernel: Path, worktree: Path, build_dir: Path, marking: Path,
     record: dict = {"config": "x86_64 allmodconfig + DEBUG_MUTEX_FULL", "files": {}}
     for kind in ("before", "after"):
         if kind == "after":
-            why = _git_am(tree, marking)
+            why = git_am(tree, marking)
             if why:
                 raise MarkingError(f"{marking.name} does not apply after the series: {why}")
         for n, rel in enumerate(files, 1):

@@ -156,13 +156,19 @@ def boot_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL, accel: s
     return results
 
 
-def summary(results: list[BootResult]) -> str:
+def result_lines(results: list[BootResult]) -> list[str]:
+    """One PASS/FAIL line per boot, then its reports and problems, indented."""
     lines = []
     for r in results:
         lines.append(f"{'PASS' if r.passed else 'FAIL'} {r.scenario} ({r.verdict}, "
                      f"boot {r.run_elapsed:.1f} s, {len(r.reports)} reports)")
         lines += [f"    report {rep}" for rep in r.reports]
         lines += [f"    {p}" for p in r.problems]
+    return lines
+
+
+def summary(results: list[BootResult]) -> str:
+    lines = result_lines(results)
     passed = sum(r.passed for r in results)
     lines.append(stage_times(results))
     lines.append(f"boot-test: {passed} passed, {len(results) - passed} failed")

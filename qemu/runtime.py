@@ -39,7 +39,7 @@ from pathlib import Path
 from classify import runtime as rt
 from classify.tree import GIT_ENV, TreeError, check_kernel_tree, git
 from qemu import parse
-from qemu.boot import BOOTS_DIR, BootResult, Kernel, boot_scenario
+from qemu.boot import BOOTS_DIR, BootResult, Kernel, boot_scenario, result_lines
 from qemu.build import BuildRequest, BuildResult, BuildStatus, build
 from qemu.common import DEFAULT_KERNEL, PROJECT_DIR, WORK_DIR, Timer, dumps
 from qemu.config import ConfigRequest, ConfigStatus, configure
@@ -386,12 +386,7 @@ def boot_record(sc: Scenario, v: Variant, out_dir: Path) -> rt.Boot:
 
 def summary(results: list[BootResult], data: dict, about: dict[str, list[str]]) -> str:
     """The boots, then one line per semaphore a scenario is about, then the counts."""
-    lines = []
-    for r in results:
-        lines.append(f"{'PASS' if r.passed else 'FAIL'} {r.scenario} ({r.verdict}, "
-                     f"boot {r.run_elapsed:.1f} s, {len(r.reports)} reports)")
-        lines += [f"    report {rep}" for rep in r.reports]
-        lines += [f"    {p}" for p in r.problems]
+    lines = result_lines(results)
     recs = data["semaphores"]
     for sid in sorted({i for ids in about.values() for i in ids}):
         lines.append(f"runtime: {sid}: {rt.summary_line(recs.get(sid, {'status': '?'}))}")

@@ -13,7 +13,7 @@ from classify import marking as M
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from test_patches import DRIVER, sem  # noqa: E402
+from test_patches import COUNTED, DRIVER, sem  # noqa: E402
 from test_tree import fake_kernel  # noqa: E402
 
 needs_spatch = pytest.mark.skipif(shutil.which("spatch") is None, reason="spatch missing")
@@ -71,21 +71,6 @@ def test_commit_message_gives_each_reason_and_what_was_not_marked():
 
 # ------------------------------------------------------------------ a small tree
 
-COUNTED = """\
-// SPDX-License-Identifier: GPL-2.0
-#include <linux/semaphore.h>
-
-struct pool {
-	struct semaphore slots;
-};
-
-static void h(struct pool *p)
-{
-	sema_init(&p->slots, 2);
-	down(&p->slots);
-	up(&p->slots);
-}
-"""
 
 LIMIT = """\
 // SPDX-License-Identifier: GPL-2.0
