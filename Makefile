@@ -115,7 +115,7 @@ BENCH_MS ?= 1000
 BENCH_NOTE ?=
 bench:
 	@$(PREFLIGHT) --free-gib 4 spatch qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio size
-	$(PYTHON) -m classify bench --kernel $(KERNEL) --runs $(RUNS) --parts $(PARTS) \
+	$(PYTHON) -m qemu.bench --kernel $(KERNEL) --runs $(RUNS) --parts $(PARTS) \
 		--ms $(BENCH_MS) --kernel-runs $(KERNEL_RUNS) --note "$(BENCH_NOTE)" \
 		--out $(CURDIR)/reports/bench.json --svg $(CURDIR)/reports/bench.svg \
 		--md $(CURDIR)/reports/bench.md

@@ -9,16 +9,14 @@ with "not analysed: ..." rather than dropped.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import census as censusmod
-from .census import Census, Decl, subsystem
-from .facts import Cache, FileFacts, collect_facts
-from .rules import (ACQUIRE, EscapeFact, InitFact, OpFact, SemFacts, Verdict, classify,
-                    eval_count)
+from classify.census import (ACQUIRE, Census, Decl, Op, candidate_files, count_value,
+                             resolve_address, subsystem, take_census)
+from classify.facts import Cache, FileFacts, collect_facts
+from classify.rules import EscapeFact, InitFact, OpFact, SemFacts, Verdict, classify
 
 log = logging.getLogger("sem2mutex.audit")
 
@@ -40,85 +38,17 @@ class Audit:
     files: int
     results: list[SemResult]
     failures: list[FileFacts]
-    unresolved_ops: list[censusmod.Op]
-    pointers: list[tuple[Decl, list[censusmod.Op]]]
+    unresolved_ops: list[Op]
+    pointers: list[tuple[Decl, list[Op]]]
     stats: dict = field(default_factory=dict)
 
 
-def _norm(e: str) -> str:
-    return re.sub(r"\s+", "", e)
-
-
-def _macros_for(c: Census, path: str) -> dict[str, str]:
-    merged: dict[str, str] = {}
-    conflicts: set[str] = set()
-    for p, defs in c.defines.items():
-        for k, v in defs.items():
-            if k in merged and merged[k] != v:
-                conflicts.add(k)
-            merged.setdefault(k, v)
-    for k in conflicts:
-        merged.pop(k, None)
-    merged.update(c.defines.get(path, {}))
-    return merged
-
-
-def _header_macros(c: Census, path: str, depth: int = 3) -> dict[str, str]:
-    """Object-like macros of the headers path includes (depth levels), for counts
-    such as sema_init(&x, MAX_CMDS) whose macro lives in a header."""
-    root = c.root
-    out: dict[str, str] = {}
-    seen: set[str] = set()
-    level = [path]
-    for _ in range(depth):
-        nxt = []
-        for rel in level:
-            if rel in seen:
-                continue
-            seen.add(rel)
-            incs = c.includes.get(rel)
-            if incs is None:
-                try:
-                    text = censusmod.read_text(root, rel)
-                except OSError:
-                    continue
-                incs = set(censusmod.file_includes(rel, text))
-                if rel != path:
-                    for k, v in censusmod.object_macros(text).items():
-                        out.setdefault(k, v)
-            elif rel != path:
-                for k, v in c.defines.get(rel, {}).items():
-                    out.setdefault(k, v)
-            for inc in sorted(incs):
-                if inc.endswith(".h") and not inc.startswith("asm:") and (root / inc).is_file():
-                    nxt.append(inc)
-        level = nxt
-    return out
-
-
-def _count_value(c: Census, count: str, path: str) -> int | None:
-    value = eval_count(count, _macros_for(c, path))
-    if value is None and re.search(r"[A-Za-z_]", count) and c.root.is_dir():
-        value = eval_count(count, {**_header_macros(c, path), **c.defines.get(path, {})})
-    return value
-
-
-def _line_end(text: str, line: int) -> int:
-    pos = 0
-    for _ in range(line):
-        nxt = text.find("\n", pos)
-        if nxt < 0:
-            return len(text)
-        pos = nxt + 1
-    return pos
-
-
-def join(c: Census, facts: dict[str, FileFacts]) -> dict[str, SemFacts]:
-    """Attach the spatch facts to the census' semaphores."""
+def _spatch_index(facts: dict[str, FileFacts]) -> tuple[dict, set, dict]:
+    """What spatch saw, by (file, line, op): the function of each call it parsed,
+    the balanced acquisitions, and the calls it found in atomic context."""
     seen_ops: dict[tuple[str, int, str], str] = {}
     balanced: set[tuple[str, int]] = set()
     atomic: dict[tuple[str, int, str], str] = {}
-    seen_inits: set[tuple[str, int]] = set()
     for rel, ff in facts.items():
         for f in ff.facts:
             kind = f.get("fact")
@@ -128,18 +58,22 @@ def join(c: Census, facts: dict[str, FileFacts]) -> dict[str, SemFacts]:
                 balanced.add((rel, f["line"]))
             elif kind == "atomic":
                 atomic.setdefault((rel, f["line"], f["op"]), f["why"])
-            elif kind == "init":
-                seen_inits.add((rel, f["line"]))
+    return seen_ops, balanced, atomic
 
-    out: dict[str, SemFacts] = {d.id: SemFacts(d.id) for d in c.sems.values()}
+
+def _join_decls(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) -> None:
     for d in c.sems.values():
         sf = out[d.id]
         if d.init:
-            sf.inits.append(InitFact(d.init, _count_value(c, d.init, d.path),
+            sf.inits.append(InitFact(d.init, count_value(c, d.init, d.path),
                                      d.path, d.line, d.init_form))
         ff = facts.get(d.path)
         if ff is not None and ff.status != "ok":
             sf.not_analysed.append(f"{d.path}: {ff.error}")
+
+
+def _join_ops(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) -> None:
+    seen_ops, balanced, atomic = _spatch_index(facts)
     for op in c.ops:
         ff = facts.get(op.path)
         if op.via == "ambiguous":
@@ -157,7 +91,7 @@ def join(c: Census, facts: dict[str, FileFacts]) -> dict[str, SemFacts]:
                 sf.not_analysed.append(msg)
         if op.op in INIT_OPS:
             count = op.args[1] if len(op.args) > 1 else "?"
-            sf.inits.append(InitFact(count, _count_value(c, count, op.path),
+            sf.inits.append(InitFact(count, count_value(c, count, op.path),
                                      op.path, op.line, op.op))
             continue
         analysed = (op.path, op.line, op.op) in seen_ops
@@ -167,28 +101,28 @@ def join(c: Census, facts: dict[str, FileFacts]) -> dict[str, SemFacts]:
                              balanced=(op.path, op.line) in balanced and op.op in ACQUIRE,
                              atomic=atomic.get((op.path, op.line, op.op), ""),
                              note=op.note))
-    # addresses handed to other code, resolved like the operations
-    res = c.resolver  # type: ignore[attr-defined]
+
+
+def _join_escapes(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) -> None:
+    """Addresses handed to other code, resolved by the census like the calls."""
     for rel, ff in facts.items():
-        cleaned = None
         for f in ff.facts:
             if f.get("fact") != "escape":
                 continue
-            expr = "&" + _norm(f["expr"])
-            base, _, _ = censusmod.last_name(censusmod.strip_expr(expr[1:]))
-            if re.fullmatch(r"\w+", base) and (rel, f["line"], base) not in c.hints:
-                if cleaned is None:
-                    cleaned = censusmod.clean_source(c.texts.get(rel, ""))
-                end = _line_end(cleaned, f["line"])
-                c.hints[(rel, f["line"], base)] = censusmod._struct_hint(
-                    cleaned, max(0, end - 20000), end, base)
-            target, via, cands, _ = res.resolve(rel, f.get("func", ""), expr, f["line"],
-                                                strict=True)
-            if via == "direct" and target in out:
+            target = resolve_address(c, rel, f.get("func", ""), f["expr"], f["line"])
+            if target in out:
                 out[target].escapes.append(EscapeFact(rel, f["line"], f.get("func", ""),
                                                       f.get("to", "other code")))
     for sf in out.values():
         sf.escapes = sorted(set(sf.escapes), key=lambda e: (e.path, e.line, e.to))
+
+
+def join(c: Census, facts: dict[str, FileFacts]) -> dict[str, SemFacts]:
+    """Attach the spatch facts to the census' semaphores."""
+    out: dict[str, SemFacts] = {d.id: SemFacts(d.id) for d in c.sems.values()}
+    _join_decls(c, facts, out)
+    _join_ops(c, facts, out)
+    _join_escapes(c, facts, out)
     return out
 
 
@@ -203,9 +137,9 @@ def run_audit(kernel: Path, cache_dir: Path, fresh: bool = False, jobs: int | No
     else:
         root = kernel
         log.info("census: prefiltering %s", kernel)
-        files = censusmod.candidate_files(kernel)
+        files = candidate_files(kernel)
     log.info("census: %d files can matter", len(files))
-    c = censusmod.take_census(root, files, cache=cache)
+    c = take_census(root, files, cache=cache)
     t_census = time.monotonic() - started
     log.info("census: %d semaphores, %d pointers, %d calls (%.1f s)", len(c.sems),
              len(c.pointers), len(c.ops), t_census)

@@ -14,17 +14,17 @@ import hashlib
 import json
 import logging
 import os
-import signal
-import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from classify import spatch
+from classify.paths import COCCI_DIR
+
 log = logging.getLogger("sem2mutex.facts")
 
-COCCI_DIR = Path(__file__).resolve().parent.parent / "cocci"
 # The scripts the pipeline runs, in this order, combined into one semantic patch
 # so that spatch parses each file once.  Each also runs on its own.
 SCRIPTS = ("sem_ops", "sem_init", "sem_balance", "sem_atomic", "sem_escape",
@@ -92,22 +92,13 @@ def combined_script(cocci_dir: Path, dest_dir: Path) -> tuple[Path, str]:
                 body.append(line)
         bodies.append(f"// ---- {name}.cocci\n" + "\n".join(body))
     combined = "\n".join(virtuals) + "\n\n" + "\n\n".join(bodies) + "\n"
-    version = spatch_version()
+    version = spatch.version()
     digest = hashlib.sha256((version + "\0" + combined).encode()).hexdigest()
     dest_dir.mkdir(parents=True, exist_ok=True)
     path = dest_dir / f"sem2mutex-{digest[:16]}.cocci"
     if not path.exists():
         path.write_text(combined)
     return path, digest
-
-
-def spatch_version() -> str:
-    try:
-        out = subprocess.run(["spatch", "--version"], capture_output=True, text=True,
-                             timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return "spatch-missing"
-    return out.splitlines()[0] if out else "spatch-unknown"
 
 
 def parse_output(stdout: str) -> list[dict]:
@@ -124,35 +115,15 @@ def parse_output(stdout: str) -> list[dict]:
 
 def run_spatch(cwd: Path, rel: str, script: Path, timeout: float,
                nice: int = 10, names: str = "", extra: list[str] | None = None) -> FileFacts:
-    cmd = ["spatch", *SPATCH_FLAGS, "--sp-file", str(script), rel, *(extra or [])]
-    if nice:
-        cmd = ["nice", "-n", str(nice), *cmd]
-    started = time.monotonic()
-    try:
-        env = dict(os.environ)
-        if names:
-            env["SEM2MUTEX_NAMES"] = names
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, errors="replace", start_new_session=True, env=env)
-    except OSError as err:
-        return FileFacts(rel, "error", f"cannot run spatch: {err}")
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return FileFacts(rel, "timeout", f"spatch timed out after {timeout:.0f} s",
-                         seconds=time.monotonic() - started)
-    elapsed = time.monotonic() - started
-    if proc.returncode != 0:
-        tail = [ln for ln in err.strip().splitlines() if ln.strip()][-1:] or \
-            [f"exit status {proc.returncode}"]
-        return FileFacts(rel, "error", f"spatch failed: {tail[0][:300]}", seconds=elapsed)
-    facts = parse_output(out)
+    run = spatch.run([*SPATCH_FLAGS, "--sp-file", str(script), rel, *(extra or [])], cwd,
+                     timeout, nice, env={"SEM2MUTEX_NAMES": names} if names else None)
+    if run.status != "ok":
+        return FileFacts(rel, run.status, run.error, seconds=run.seconds)
+    facts = parse_output(run.stdout)
     if not extra:
         for f in facts:
             f.pop("file", None)
-    return FileFacts(rel, "ok", "", facts, seconds=elapsed)
+    return FileFacts(rel, "ok", "", facts, seconds=run.seconds)
 
 
 def run_batch(cwd: Path, rels: list[str], script: Path, timeout: float, nice: int = 10,

@@ -14,9 +14,9 @@ import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from .audit import Audit, SemResult
-from .rules import CLASSES
-from .runtime import summary_line
+from classify.audit import Audit, SemResult
+from classify.rules import CLASSES
+from classify.evidence import summary_line
 
 SCHEMA = "sem2mutex-audit-1"
 COLOURS = {"unknown": "#9e9e9e", "mutex": "#2e7d32", "completion": "#1565c0",

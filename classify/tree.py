@@ -94,6 +94,20 @@ def git(tree: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return result.stdout
 
 
+
+def git_am(tree: Path, patch: Path) -> str:
+    """"" when the patch applies, else git's reason (the am is then aborted, so the
+    tree is left as it was).  The one place the project runs `git am`."""
+    res = subprocess.run(["git", "-C", str(tree), "am", "-q", "--whitespace=nowarn",
+                          str(Path(patch).resolve())],
+                         capture_output=True, text=True, env={**os.environ, **GIT_ENV})
+    if res.returncode == 0:
+        return ""
+    subprocess.run(["git", "-C", str(tree), "am", "--abort"], capture_output=True)
+    lines = [ln for ln in (res.stdout + res.stderr).splitlines()
+             if ln.strip() and not ln.startswith("hint:")]
+    return " | ".join(lines[:4]) or "git am failed"
+
 def is_pristine_repo(path: Path) -> bool:
     """True when path is a finished pristine tree (the tag is written last)."""
     if not (path / ".git").exists():

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import enum
 import logging
-import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from qemu.common import WORK_DIR, Timer
-from qemu.common import jobs as default_jobs
-from qemu.config import BUILD_ENV, MAKE_ARGS
+from classify.kbuild import default_jobs, make
 
 log = logging.getLogger("sem2mutex.qemu.build")
 
@@ -74,11 +71,8 @@ def build(req: BuildRequest) -> BuildResult:
         logfile = req.build_dir / "build.log"
         log.info("building %s (make -j%d %s)", req.build_dir.name, req.jobs, req.target)
         with logfile.open("w") as out:
-            res = subprocess.run(
-                ["make", "-C", str(req.tree), f"O={req.build_dir}", *MAKE_ARGS,
-                 f"-j{req.jobs}", req.target],
-                stdout=out, stderr=subprocess.STDOUT, text=True,
-                env={**os.environ, **BUILD_ENV})
+            res = make(req.tree, req.build_dir, req.target, jobs=req.jobs,
+                       timeout=None, out=out)
     if res.returncode != 0:
         return BuildResult(BuildStatus.FAILURE, t.elapsed, None,
                            error_lines(logfile.read_text(errors="replace")), logfile)

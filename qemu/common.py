@@ -5,24 +5,17 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
-PACKAGE_DIR = Path(__file__).resolve().parent
-PROJECT_DIR = PACKAGE_DIR.parent
-WORK_DIR = PROJECT_DIR / "work"
-DEFAULT_KERNEL = WORK_DIR / "linux-6.1"
-CONFIGS_DIR = PACKAGE_DIR / "configs"
-SCENARIOS_DIR = PACKAGE_DIR / "scenarios"
-INITRAMFS_SRC = PACKAGE_DIR / "initramfs"
-SERIES_FILE = PROJECT_DIR / "kernel-patches" / "series"
+from classify.paths import DEFAULT_KERNEL, PROJECT_DIR, QEMU_DIR, SERIES_FILE, WORK_DIR
 
-
-def jobs() -> int:
-    """make -j: cores + 1."""
-    return (os.cpu_count() or 1) + 1
+CONFIGS_DIR = QEMU_DIR / "configs"
+SCENARIOS_DIR = QEMU_DIR / "scenarios"
+INITRAMFS_SRC = QEMU_DIR / "initramfs"
+__all__ = ["DEFAULT_KERNEL", "PROJECT_DIR", "SERIES_FILE", "WORK_DIR", "CONFIGS_DIR",
+           "SCENARIOS_DIR", "INITRAMFS_SRC", "Timer", "dumps", "to_jsonable"]
 
 
 class Timer:

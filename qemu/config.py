@@ -10,30 +10,14 @@ from __future__ import annotations
 import enum
 import hashlib
 import logging
-import os
-import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from classify.kbuild import format_option, make, missing_options, parse_config_text
 from qemu.common import CONFIGS_DIR, Timer
 
 log = logging.getLogger("sem2mutex.qemu.config")
-
-_SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
-_UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
-
-# Reproducible kernel builds (Documentation/kbuild/reproducible-builds.rst).
-BUILD_ENV = {
-    "KBUILD_BUILD_TIMESTAMP": "Mon Dec 19 02:34:16 CET 2005",
-    "KBUILD_BUILD_USER": "sem2mutex",
-    "KBUILD_BUILD_HOST": "sem2mutex",
-    "KBUILD_BUILD_VERSION": "1",
-    "LC_ALL": "C",
-    "TZ": "UTC",
-}
-MAKE_ARGS = ["ARCH=x86_64", "CC=ccache gcc", "HOSTCC=gcc"]
-
 
 class ConfigStatus(enum.Enum):
     SUCCESS = "success"
@@ -69,18 +53,6 @@ class ConfigResult:
     skipped: bool = False     # .config already matched the request
 
 
-def parse_config_text(text: str) -> dict[str, str]:
-    """A .config or fragment as {CONFIG_X: value}; '# CONFIG_X is not set' is 'n'."""
-    options: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if m := _SET.match(line):
-            options[m.group(1)] = m.group(2)
-        elif m := _UNSET.match(line):
-            options[m.group(1)] = "n"
-    return options
-
-
 def load_fragment(name: str, configs_dir: Path = CONFIGS_DIR) -> Fragment:
     path = configs_dir / f"{name}.config"
     if not path.is_file():
@@ -106,31 +78,9 @@ def merge_fragments(fragments: list[Fragment]) -> dict[str, str]:
     return merged
 
 
-def format_option(sym: str, value: str) -> str:
-    return f"# {sym} is not set" if value == "n" else f"{sym}={value}"
-
-
-def missing_options(requested: dict[str, str], actual: dict[str, str]) -> list[str]:
-    """Every requested option .config does not have, as 'Missing: CONFIG_X=y'."""
-    missing = []
-    for sym in sorted(requested):
-        want = requested[sym]
-        have = actual.get(sym, "n")
-        if want != have:
-            missing.append(f"Missing: {format_option(sym, want)}"
-                           + ("" if sym in actual else " (not in .config: unknown "
-                              "symbol or unmet dependency)"))
-    return missing
-
-
 def fragments_hash(merged: dict[str, str], tree_head: str = "") -> str:
     text = "\n".join(format_option(s, merged[s]) for s in sorted(merged)) + "\n" + tree_head
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _make(tree: Path, build_dir: Path, *targets: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["make", "-C", str(tree), f"O={build_dir}", *MAKE_ARGS, *targets],
-                          capture_output=True, text=True, env={**os.environ, **BUILD_ENV})
 
 
 def _tree_head(tree: Path) -> str:
@@ -162,18 +112,18 @@ def _configure(req: ConfigRequest) -> ConfigResult:
             return ConfigResult(ConfigStatus.SUCCESS, 0.0, chash, skipped=True)
     stamp.unlink(missing_ok=True)
     log.info("configuring %s: tinyconfig + %s", req.build_dir.name, " + ".join(req.fragments))
-    res = _make(req.tree, req.build_dir, "tinyconfig")
+    res = make(req.tree, req.build_dir, "tinyconfig")
     if res.returncode != 0:
         return ConfigResult(ConfigStatus.FAILURE, 0.0, chash,
-                            ["make tinyconfig failed:"] + _tail(res.stdout + res.stderr))
+                            ["make tinyconfig failed:"] + _tail(res.stdout))
     with dot.open("a") as f:
         f.write("\n# sem2mutex fragments: " + " ".join(req.fragments) + "\n")
         for sym in sorted(merged):
             f.write(format_option(sym, merged[sym]) + "\n")
-    res = _make(req.tree, req.build_dir, "olddefconfig")
+    res = make(req.tree, req.build_dir, "olddefconfig")
     if res.returncode != 0:
         return ConfigResult(ConfigStatus.FAILURE, 0.0, chash,
-                            ["make olddefconfig failed:"] + _tail(res.stdout + res.stderr))
+                            ["make olddefconfig failed:"] + _tail(res.stdout))
     missing = missing_options(merged, parse_config_text(dot.read_text()))
     if missing:
         return ConfigResult(ConfigStatus.MISSING, 0.0, chash, missing)

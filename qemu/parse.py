@@ -6,7 +6,6 @@ fixtures in tests/qemu/logs/ (the way kunit_parser.py and syzkaller's pkg/report
   find_reports(lines)   lockdep / mutex-debug / BUG / Oops / WARNING / panic / hung task
                         reports, and the harness's timeout line as a "hang"
   verdict(...)          completed | panic | hang | qemu_failed | truncated
-  sem_id(lock_name)     lockdep name of a converted semaphore -> "path:name"
 """
 
 from __future__ import annotations
@@ -158,7 +157,6 @@ class Lock:
     role: str                 # acquiring | held | releasing | freed | chain | involved
     usage: str = ""           # "+.+." usage bits
     at: str = ""              # "func+0x12/0x30"
-    sem_id: str | None = None
 
 
 @dataclass
@@ -398,26 +396,7 @@ _SUFFIX = re.compile(r"(?:#\d+)?(?:/\d+)?$")
 
 def _lock(name: str, role: str, usage: str, at: str) -> Lock:
     cls = _SUFFIX.sub("", name) or name
-    return Lock(name, cls, role, usage, at, sem_id(cls))
-
-
-# The series names a mutex_debug's lockdep class "EXPR" plus where it was initialised;
-# accept "EXPR@path/file.c:123", "EXPR (path/file.c:123)" and "EXPR path/file.c:123".
-_SEM_NAME = re.compile(r"^(?P<expr>.+?)\s*(?:@|\s\(|\s)\s*(?P<file>[\w./-]+\.[ch]):\d+\)?$")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-
-
-def sem_id(lock_name: str) -> str | None:
-    """Lockdep name of a converted semaphore -> its census id "path:name", else None.
-
-    name is the last identifier of the expression as written at the init site, so
-    "&lo->lo_ctl_mutex@drivers/block/loop.c:1234" -> "drivers/block/loop.c:lo_ctl_mutex".
-    """
-    m = _SEM_NAME.match(lock_name.strip())
-    if not m:
-        return None
-    idents = _IDENT.findall(m["expr"])
-    return f"{m['file']}:{idents[-1]}" if idents else None
+    return Lock(name, cls, role, usage, at)
 
 
 # ---------------------------------------------------------------------------- verdict

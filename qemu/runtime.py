@@ -19,7 +19,7 @@ worktree between variants rewrites only the files that differ, so each variant a
 the first is an incremental build.  Scenarios boot the image of their variant with the
 devices they need (a fresh disk made by mkfs on the host, a virtio NIC on an isolated
 user network, a USB keyboard driven through QMP).  Every boot is then read for its
-lockdep classes and reports, and classify.runtime turns the boots into one runtime
+lockdep classes and reports, and classify.evidence turns the boots into one runtime
 record per semaphore of the audit: reports/linux-<version>/runtime.json, which
 `make audit` shows.
 """
@@ -36,7 +36,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from classify import runtime as rt
+from classify import evidence as rt
+from classify.paths import slug
 from classify.tree import GIT_ENV, TreeError, check_kernel_tree, git
 from qemu import parse
 from qemu.boot import BOOTS_DIR, BootResult, Kernel, boot_scenario, result_lines
@@ -54,10 +55,6 @@ RUNTIME_DIR = WORK_DIR / "runtime"
 TREE = WORK_DIR / "trees" / "runtime"
 BUILD = WORK_DIR / "build" / "runtime"
 DISK_MB = {"xfs": 320, "btrfs": 256}
-
-
-def slug(variant: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", variant).strip("-")
 
 
 @dataclass

@@ -12,11 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from classify.tree import GIT_ENV, TreeError, check_kernel_tree, git, make_worktree
+from classify.tree import GIT_ENV, TreeError, check_kernel_tree, git, git_am, make_worktree
 from qemu.common import DEFAULT_KERNEL, SERIES_FILE, WORK_DIR
 
 log = logging.getLogger("sem2mutex.qemu.source")
@@ -87,11 +86,9 @@ def prepare_source(kernel: Path = DEFAULT_KERNEL, series_file: Path = SERIES_FIL
     make_worktree(kernel, dest, base if base != "copy" else "HEAD")
     for p in patches:
         log.info("git am %s", p.name)
-        try:
-            _git(dest, "am", "-q", "--whitespace=nowarn", str(p.resolve()))
-        except TreeError as err:
-            subprocess.run(["git", "-C", str(dest), "am", "--abort"], capture_output=True)
-            raise TreeError(f"patch {p.name} does not apply: {err}") from None
+        why = git_am(dest, p)
+        if why:
+            raise TreeError(f"patch {p.name} does not apply: {why}")
     wanted["head"] = _git(dest, "rev-parse", "HEAD")
     stamp.write_text(json.dumps(wanted, sort_keys=True, indent=2) + "\n")
     return Source(kernel, dest, [p.name for p in patches],

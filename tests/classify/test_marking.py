@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from classify import marking as M
+from classify.convert import marking as M
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

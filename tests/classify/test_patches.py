@@ -13,8 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from classify import patches as P
-from classify import verify as V
+from classify import kbuild
+from classify import tree
+from classify.convert import message
+from classify.convert import select
+from classify.convert import series
+from classify.convert import subject
+from classify.convert import transform
+from classify.convert import verify as V
 from classify.report import to_json, to_markdown
 
 HERE = Path(__file__).resolve().parent
@@ -50,19 +56,19 @@ needs_spatch = pytest.mark.skipif(shutil.which("spatch") is None, reason="spatch
     (["drivers/net/wireless/intersil/orinoco/orinoco_usb.c"], "wifi: orinoco: "),
 ])
 def test_subject_prefix(paths, prefix):
-    assert P.subject_prefix(paths) == prefix
+    assert subject.subject_prefix(paths) == prefix
 
 
 def test_subject_prefix_negative_cases():
-    assert not P.subject_prefix(["drivers/char/ipmi/ipmi_ipmb.c"]).startswith("char")
-    assert not P.subject_prefix(["drivers/net/wireless/intersil/orinoco/orinoco_usb.c"]
+    assert not subject.subject_prefix(["drivers/char/ipmi/ipmi_ipmb.c"]).startswith("char")
+    assert not subject.subject_prefix(["drivers/net/wireless/intersil/orinoco/orinoco_usb.c"]
                                 ).startswith("net")
-    assert "drivers" not in P.subject_prefix(["drivers/xen/pvcalls-back.c"])
+    assert "drivers" not in subject.subject_prefix(["drivers/xen/pvcalls-back.c"])
 
 
 def test_cover_prefix_is_what_the_patches_share():
-    assert P.common_prefix(["net: hinic: ", "net: ksz884x: "], "drivers/net") == "net: "
-    assert P.common_prefix(["RDMA/hns: ", "RDMA/isert: "], "drivers/infiniband") == \
+    assert subject.common_prefix(["net: hinic: ", "net: ksz884x: "], "drivers/net") == "net: "
+    assert subject.common_prefix(["RDMA/hns: ", "RDMA/isert: "], "drivers/infiniband") == \
         "drivers/infiniband: "
 
 
@@ -86,34 +92,34 @@ SEMS = [sem("drivers/xen/a.c:dev.lock"), sem("drivers/xen/a.c:dev.wait", "comple
 
 
 def test_select_by_subsys_takes_the_prefix_as_a_directory():
-    chosen, skipped = P.select(SEMS, "drivers/xen", [])
+    chosen, skipped = select.select(SEMS, "drivers/xen", [])
     assert [s["id"] for s in chosen] == ["drivers/xen/a.c:dev.lock", "drivers/xen/a.c:dev.wait"]
     assert not skipped
     # trailing slash, and a single file
-    assert len(P.select(SEMS, "drivers/xen/", [])[0]) == 2
-    assert [s["id"] for s in P.select(SEMS, "drivers/xenbus/c.c", [])[0]] == \
+    assert len(select.select(SEMS, "drivers/xen/", [])[0]) == 2
+    assert [s["id"] for s in select.select(SEMS, "drivers/xenbus/c.c", [])[0]] == \
         ["drivers/xenbus/c.c:bus.lock"]
 
 
 def test_select_by_id_and_unknown_id():
-    chosen, skipped = P.select(SEMS, None, ["drivers/xen/a.c:dev.wait", "no/such.c:x"])
+    chosen, skipped = select.select(SEMS, None, ["drivers/xen/a.c:dev.wait", "no/such.c:x"])
     assert [s["id"] for s in chosen] == ["drivers/xen/a.c:dev.wait"]
     assert [(o.id, o.why) for o in skipped] == [
         ("no/such.c:x", ["no semaphore with this id in the audit"])]
 
 
 def test_select_by_id_of_a_counting_semaphore_says_why():
-    chosen, skipped = P.select(SEMS, None, ["drivers/xen/b.c:dev.count"])
+    chosen, skipped = select.select(SEMS, None, ["drivers/xen/b.c:dev.count"])
     assert not chosen
     assert "classed counting" in skipped[0].why[0]
 
 
 def test_select_subsystem_without_convertible_semaphore():
-    chosen, skipped = P.select(SEMS, "drivers/net", [])
+    chosen, skipped = select.select(SEMS, "drivers/net", [])
     assert not chosen
     assert skipped[0].id == "SUBSYS=drivers/net"
     assert "none classed mutex or completion" in skipped[0].why[0]
-    _, skipped = P.select(SEMS, "sound", [])
+    _, skipped = select.select(SEMS, "sound", [])
     assert "no semaphore is declared or used there" in skipped[0].why[0]
 
 
@@ -121,22 +127,22 @@ def test_a_header_member_belongs_to_the_code_using_it():
     parport = sem("include/linux/parport.h:ieee1284_info.irq", "completion",
                   ops=[("drivers/parport/ieee1284.c", 75, "down_interruptible")],
                   init=[("drivers/parport/share.c", 469)])
-    assert [s["id"] for s in P.select([parport], "drivers/parport", [])[0]] == [parport["id"]]
-    assert not P.select([parport], "drivers/usb", [])[0]
-    assert P.series_subsystem(parport) == "drivers/parport"
-    assert P.series_subsystem(SEMS[0]) == "drivers/xen"
+    assert [s["id"] for s in select.select([parport], "drivers/parport", [])[0]] == [parport["id"]]
+    assert not select.select([parport], "drivers/usb", [])[0]
+    assert select.series_subsystem(parport) == "drivers/parport"
+    assert select.series_subsystem(SEMS[0]) == "drivers/xen"
 
 
 def test_select_everything_by_default_but_only_convertible():
-    chosen, skipped = P.select(SEMS, None, [])
+    chosen, skipped = select.select(SEMS, None, [])
     assert {s["class"] for s in chosen} == {"mutex", "completion"}
     assert len(chosen) == 3 and not skipped
 
 
 def test_cocci_id_drops_the_path_of_a_member_and_a_global_only():
-    assert P.cocci_id(sem("a/b.c:dev.lock")) == "dev.lock"
-    assert P.cocci_id(sem("a/b.c:g", kind="global")) == "g"
-    assert P.cocci_id(sem("a/b.c:s", kind="static")) == "a/b.c:s"
+    assert transform.cocci_id(sem("a/b.c:dev.lock")) == "dev.lock"
+    assert transform.cocci_id(sem("a/b.c:g", kind="global")) == "g"
+    assert transform.cocci_id(sem("a/b.c:s", kind="static")) == "a/b.c:s"
 
 
 # ------------------------------------------------------------------ refusals
@@ -146,10 +152,10 @@ def test_parse_refusals():
            "not converted: in f(), sema_init() with count 2, not 1: not a mutex\n"
            "init_defs_builtins: /usr/lib/coccinelle/standard.h\n"
            "sem_to_mutex: drivers/x.c:3: semaphore dev.lock converted\n")
-    assert P.parse_refusals(err) == [
+    assert transform.parse_refusals(err) == [
         "x.c:24: semaphore dev.lock not converted: in f(), sema_init() with count 2, "
         "not 1: not a mutex"]
-    assert P.parse_refusals("warning: something else\n") == []
+    assert transform.parse_refusals("warning: something else\n") == []
 
 
 # ------------------------------------------------------------------ a small tree
@@ -227,7 +233,7 @@ def run_generate(tmp_path, name, ids, monkeypatch, epoch="1700000000"):
     kernel = tmp_path / "linux"
     if not kernel.exists():
         small_tree(kernel)
-    return P.generate(kernel, small_audit(), tmp_path / name / "patches",
+    return series.generate(kernel, small_audit(), tmp_path / name / "patches",
                       tmp_path / name / "trees" / "patches", ids=ids,
                       signoff=("A U Thor", "author@example.org"))
 
@@ -308,11 +314,11 @@ def test_two_runs_give_the_same_patches(tmp_path, monkeypatch):
 def test_generated_patch_applies_with_git_am(tmp_path, monkeypatch):
     res = run_generate(tmp_path, "am", ["drivers/foo/foo.c:dev.lock"], monkeypatch)
     kernel = tmp_path / "linux"
-    check = P.fresh_worktree(kernel, tmp_path / "am" / "trees" / "verify")
-    assert V.git_am(check, res.series[0].patches[1]) == ""
+    check = series.fresh_worktree(kernel, tmp_path / "am" / "trees" / "verify")
+    assert tree.git_am(check, res.series[0].patches[1]) == ""
     assert "mutex_lock(&d->lock)" in (check / "drivers/foo/foo.c").read_text()
     # applied once more, it no longer applies: a message, not an exception
-    why = V.git_am(check, res.series[0].patches[1])
+    why = tree.git_am(check, res.series[0].patches[1])
     assert why and "patch" in why.lower()
 
 
@@ -345,28 +351,28 @@ def test_cli_missing_audit_and_bad_arguments(tmp_path):
 def test_parse_sparse_from_make_s_output():
     """make -s: no kbuild lines; gcc's [-W...] diagnostics are not sparse's."""
     text = (FIXTURES / "sparse-ksz884x.log").read_text()
-    diags = V.parse_sparse(text, "/work/s2m-patches/work/trees/verify")
+    diags = kbuild.parse_sparse(text, "/work/s2m-patches/work/trees/verify")
     assert diags and all(d.path == "drivers/net/ethernet/micrel/ksz884x.c" for d in diags)
     assert len(diags) == len({(d.line, d.msg) for d in diags})   # duplicates dropped
     gcc = "drivers/x.c:3:5: warning: unused variable 'x' [-Wunused-variable]\n"
-    assert V.parse_sparse(gcc) == []
+    assert kbuild.parse_sparse(gcc) == []
 
 
 def test_parse_sparse_keeps_only_what_check_printed():
     text = (FIXTURES / "sparse-pvcalls-kbuild.log").read_text()
-    diags = V.parse_sparse(text, "/work/s2m-patches/work/trees/verify")
+    diags = kbuild.parse_sparse(text, "/work/s2m-patches/work/trees/verify")
     assert {d.path for d in diags} == {"drivers/xen/pvcalls-back.c"}
     assert all(d.kind == "warning" for d in diags)
     cc_section = ("  CC [M]  drivers/x.o\n"
                   "drivers/x.c:3:5: warning: something gcc says\n")
-    assert V.parse_sparse(cc_section) == []
+    assert kbuild.parse_sparse(cc_section) == []
 
 
 def test_new_warnings_ignores_moved_lines_but_counts_new_ones():
-    before = [V.Diagnostic("a.c", 10, "warning", "context imbalance in 'f'")]
-    moved = [V.Diagnostic("a.c", 11, "warning", "context imbalance in 'f'")]
+    before = [kbuild.Diagnostic("a.c", 10, "warning", "context imbalance in 'f'")]
+    moved = [kbuild.Diagnostic("a.c", 11, "warning", "context imbalance in 'f'")]
     assert V.new_warnings(before, moved) == []
-    extra = moved + [V.Diagnostic("a.c", 20, "warning", "incorrect type")]
+    extra = moved + [kbuild.Diagnostic("a.c", 20, "warning", "incorrect type")]
     assert [d.msg for d in V.new_warnings(before, extra)] == ["incorrect type"]
 
 
@@ -418,9 +424,9 @@ def test_config_symbols_follow_composite_objects_and_directories(tmp_path):
     (tmp_path / "drivers/net/Makefile").write_text("obj-$(CONFIG_HINIC) += hinic/\n")
     (tmp_path / "drivers/net/hinic/Makefile").write_text(
         "obj-$(CONFIG_HINIC) += hinic.o\n\nhinic-y := hinic_main.o \\\n\thinic_hw_io.o\n")
-    assert V.config_symbols(tmp_path, "drivers/net/hinic/hinic_hw_io.c") == \
+    assert kbuild.config_symbols(tmp_path, "drivers/net/hinic/hinic_hw_io.c") == \
         ["CONFIG_HINIC", "CONFIG_NET"]
-    assert V.config_symbols(tmp_path, "drivers/net/hinic/absent.c") == []
+    assert kbuild.config_symbols(tmp_path, "drivers/net/hinic/absent.c") == []
 
 
 def test_why_not_built_names_the_symbol(tmp_path):
@@ -429,10 +435,10 @@ def test_why_not_built_names_the_symbol(tmp_path):
     build = tmp_path / "build"
     build.mkdir()
     (build / ".config").write_text("# CONFIG_FOO_ARM is not set\n")
-    assert V.why_not_built(tmp_path, build, "drivers/foo/foo.c").startswith(
+    assert kbuild.why_not_built(tmp_path, build, "drivers/foo/foo.c").startswith(
         "CONFIG_FOO_ARM not set by allmodconfig")
     (build / ".config").write_text("CONFIG_FOO_ARM=m\n")
-    assert "although CONFIG_FOO_ARM is set" in V.why_not_built(tmp_path, build,
+    assert "although CONFIG_FOO_ARM is set" in kbuild.why_not_built(tmp_path, build,
                                                                "drivers/foo/foo.c")
 
 
@@ -504,7 +510,7 @@ static void init(struct foodev *hr)
 def generate_one(tmp_path, kernel, semaphore, monkeypatch):
     """generate() for one semaphore of a small tree: (result, its outcome)."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    res = P.generate(kernel, {"kernel_version": "6.1.192", "semaphores": [semaphore]},
+    res = series.generate(kernel, {"kernel_version": "6.1.192", "semaphores": [semaphore]},
                      tmp_path / "out", tmp_path / "trees" / "patches",
                      signoff=("A U Thor", "author@example.org"))
     (outcome,) = res.outcomes
@@ -533,7 +539,7 @@ def test_split_addresses_people_to_lists_cc():
     out = ('Juergen Gross <jgross@suse.com>\n"David S. Miller" <davem@davemloft.net>\n'
            "xen-devel@lists.xenproject.org\nlinux-kernel@vger.kernel.org\n"
            "Juergen Gross <jgross@suse.com>\nnot an address\n")
-    to, cc = P.split_addresses(out)
+    to, cc = series.split_addresses(out)
     assert to == ["Juergen Gross <jgross@suse.com>", '"David S. Miller" <davem@davemloft.net>']
     assert cc == ["xen-devel@lists.xenproject.org", "linux-kernel@vger.kernel.org"]
 
@@ -544,12 +550,12 @@ def test_commit_message_lines_fit_checkpatch():
                                  700, "down_interruptible")])
     s["evidence"] = ["drivers/staging/vc04_services/interface/vchiq_arm/vchiq_arm.c:700: "
                      "down_interruptible() in create_pagelist()"]
-    msg = P.commit_message(s, "staging: vchiq_arm: ", "6.1.192", "A <a@example.org>")
+    msg = message.commit_message(s, "staging: vchiq_arm: ", "6.1.192", "A <a@example.org>")
     body = msg.split("\n\n", 1)[1]
     assert all(len(ln) <= 75 for ln in body.splitlines() if not ln.startswith("Signed-off-by"))
     assert "-D sem=vchiq_arm.c:g_free_fragments_mutex" in msg
     assert "-EINTR" in msg                       # the risk of down_interruptible
-    assert "-EINTR" not in P.commit_message(sem("a/b.c:d.e"), "x: ", "6.1", "A <a@b>")
+    assert "-EINTR" not in message.commit_message(sem("a/b.c:d.e"), "x: ", "6.1", "A <a@b>")
 
 
 @needs_spatch

@@ -99,7 +99,7 @@ def test_cli_tree_without_semaphore_users(tmp_path):
 
 
 def test_only_the_default_tree_writes_into_reports(tmp_path):
-    from classify.__main__ import DEFAULT_KERNEL, REPO, default_out
+    from classify.paths import DEFAULT_KERNEL, PROJECT_DIR as REPO, default_out
     assert default_out(DEFAULT_KERNEL.resolve(), "6.1.192") == REPO / "reports/linux-6.1.192"
     assert default_out(tmp_path / "linux-next", "6.1.192") == \
         REPO / "work/reports/linux-next-6.1.192"

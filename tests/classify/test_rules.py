@@ -2,8 +2,9 @@
 
 import pytest
 
+from classify.census import eval_count
 from classify.rules import (COMPLETION, COUNTING, MUTEX, UNKNOWN, EscapeFact, InitFact,
-                            OpFact, SemFacts, classify, eval_count)
+                            OpFact, SemFacts, classify)
 
 
 def init(count="1", value=1):

@@ -46,8 +46,8 @@ def test_checkpatch_strict_finds_no_error(patch):
 def test_the_marking_is_the_one_the_audit_gives(tmp_path):
     """kernel-patches/0004 is generated (make marking): regenerating it from the
     committed audit gives the committed file, byte for byte."""
-    from classify.marking import MARKING_NAME, generate
-    from classify.patches import load_audit
+    from classify.convert.marking import MARKING_NAME, generate
+    from classify.convert.select import load_audit
     audit = load_audit(PROJECT_DIR / "reports" / "linux-6.1.192" / "audit.json")
     out = tmp_path / MARKING_NAME
     res = generate(DEFAULT_KERNEL, audit, out, WORK_DIR / "trees" / "marking-test")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from qemu.config import (ConfigConflict, Fragment, load_fragment, merge_fragments,
-                         missing_options, parse_config_text)
+from classify.kbuild import missing_options, parse_config_text
+from qemu.config import ConfigConflict, Fragment, load_fragment, merge_fragments
 
 
 def test_parse_set_and_unset():

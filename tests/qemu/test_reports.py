@@ -88,14 +88,26 @@ def test_circular_roles_and_frames():
 
 
 def test_lock_names_map_back_to_semaphore_ids():
+    """The parser keeps lockdep's class names; the one mapper (classify.evidence)
+    turns them into the audit's ids, here with the rule-check module's semaphores
+    as the audit."""
+    from classify.evidence import build_index, lock_to_id
+    sems = [{"id": "kernel/locking/mutex_rule_check.c:md@" + f, "declared": {
+        "kind": "local", "path": "kernel/locking/mutex_rule_check.c", "line": line - 2},
+        "init": [{"path": "kernel/locking/mutex_rule_check.c", "line": line}], "ops": []}
+        for f, line in (("check_owner_unlock", 151), ("check_free_held", 202))]
+    index = build_index(sems)
     rep = _first("bad-unlock-balance-owner-unlock.log")
     assert rep.locks[0].role == "releasing"
-    assert rep.locks[0].sem_id == "kernel/locking/mutex_rule_check.c:md"
+    assert lock_to_id(rep.locks[0].lock_class, index) == \
+        "kernel/locking/mutex_rule_check.c:md@check_owner_unlock"
     freed = _first("held-lock-freed.log")
     assert [lk.role for lk in freed.locks] == ["freed", "held"]
-    assert {lk.sem_id for lk in freed.locks} == {"kernel/locking/mutex_rule_check.c:md"}
-    # DEFINE_SEMAPHORE(rule_a) is named by __MUTEX_INITIALIZER: no file, no id.
-    assert _first("recursive-locking.log").locks[0].sem_id is None
+    assert {lock_to_id(lk.lock_class, index) for lk in freed.locks} == \
+        {"kernel/locking/mutex_rule_check.c:md@check_free_held"}
+    # DEFINE_SEMAPHORE(rule_a) is named by __MUTEX_INITIALIZER: no file, and no
+    # semaphore of this audit by that name.
+    assert lock_to_id(_first("recursive-locking.log").locks[0].lock_class, index) is None
 
 
 def test_clean_kunit_boot_ktap_tree():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from classify import runtime as rt
+from classify import evidence as rt
 from qemu import runtime
 from qemu.parse import clean_lines, find_reports, parse_log
 from qemu.run import KEYS_TRIGGER, RunRequest, RunStatus, key_events, qemu_command, run_qemu

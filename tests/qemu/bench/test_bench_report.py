@@ -2,8 +2,8 @@
 
 import json
 
-from classify.bench import (check_shape, contention_panels, markdown, ratio, seed_claims,
-                            summarise, toolkit_ratios)
+from qemu.bench.figures import (check_shape, contention_panels, markdown, ratio,
+                                seed_claims, summarise, toolkit_ratios)
 
 
 def spread(median, lo=None, hi=None):
@@ -161,7 +161,7 @@ def part(date, figures):
 def test_assemble_merges_the_latest_figures_of_each_part():
     from pathlib import Path
 
-    from classify.bench import assemble
+    from qemu.bench.figures import assemble
     parts = {"audit": part("2026-12-03 07:00 UTC", {"cold": summarise([30, 32, 31]),
                                                     "warm": summarise([4, 5, 4])}),
              "spatch": part("2026-12-03 08:00 UTC", summarise([640]) | {"command": []}),

@@ -27,10 +27,8 @@ compiler.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import os
 import re
 import subprocess
 import sys
@@ -38,16 +36,18 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from classify import kbuild
+from classify.convert.series import fresh_worktree
+from classify.convert.verify import files_to_build
+from classify.kbuild import compile_file
+from classify.paths import BUILD_ROOT, PATCHES_DIR, TREES_DIR, WORK_DIR, default_out
+from classify.tree import check_kernel_tree, git_am
+
 log = logging.getLogger("sem2mutex.bench.text")
 
-REPO = Path(__file__).resolve().parent.parent
-WORK = REPO / "work"
-PATCHES_DIR = WORK / "patches"
-BUILD_DIR = WORK / "build" / "text-allmodconfig-nodebug"
-WORKTREE = WORK / "trees" / "text"
-LOG_DIR = WORK / "bench" / "text-logs"
-FRAGMENT = "s2m-nodebug.config"     # the KCONFIG_ALLCONFIG file, in the O= directory
-JOBS = len(os.sched_getaffinity(0))  # make -j for configure/prepare: one per core
+BUILD_DIR = BUILD_ROOT / "text-allmodconfig-nodebug"
+WORKTREE = TREES_DIR / "text"
+LOG_DIR = WORK_DIR / "bench" / "text-logs"
 
 BASE_CONFIG = "allmodconfig"
 # Forced off through KCONFIG_ALLCONFIG, and checked after the configuration.  What
@@ -308,43 +308,16 @@ def markdown(text: dict) -> list[str]:
 
 # ------------------------------------------------------------------------- measuring
 
-def _fragment_text() -> str:
-    from qemu.config import format_option
-    return "".join(format_option(s, NODEBUG[s]) + "\n" for s in sorted(NODEBUG))
-
-
 def ensure_config(tree: Path, build_dir: Path) -> dict:
     """allmodconfig + NODEBUG in build_dir, configured once (again when NODEBUG
     changes) and prepared; every forced option checked in .config."""
-    from qemu.config import missing_options, parse_config_text
-
-    from .verify import make
-    started = time.monotonic()
-    build_dir.mkdir(parents=True, exist_ok=True)
-    fragment = build_dir / FRAGMENT
-    text = _fragment_text()
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    stamp = build_dir / ".s2m-text-config-hash"
-    dot = build_dir / ".config"
-    if not (dot.is_file() and stamp.is_file() and stamp.read_text().strip() == digest):
-        stamp.unlink(missing_ok=True)
-        fragment.write_text(text)
-        log.info("configuring %s: %s + %s", build_dir, BASE_CONFIG, fragment.name)
-        res = make(tree, build_dir, BASE_CONFIG, jobs=JOBS,
-                   extra=(f"KCONFIG_ALLCONFIG={fragment}",))
-        if res.returncode != 0:
-            raise TextError(f"make {BASE_CONFIG} failed: {res.stdout.strip()[-300:]}")
-    missing = missing_options(NODEBUG, parse_config_text(dot.read_text()))
-    if missing:
-        raise TextError(f"{dot}: the forced options did not all make it: "
-                        + "; ".join(missing))
-    stamp.write_text(digest + "\n")
-    res = make(tree, build_dir, "prepare", jobs=JOBS)
-    if res.returncode != 0:
-        raise TextError(f"make prepare failed: {res.stdout.strip()[-300:]}")
-    return {"name": CONFIG_NAME, "base": BASE_CONFIG, "arch": "x86_64",
-            "forced_off": sorted(NODEBUG), "hash": digest, "build_dir": str(build_dir),
-            "seconds": round(time.monotonic() - started, 1)}
+    try:
+        done = kbuild.ensure_config(tree, build_dir, NODEBUG)
+    except kbuild.KbuildError as err:
+        raise TextError(str(err)) from None
+    return {"name": CONFIG_NAME, "base": done.base, "arch": "x86_64",
+            "forced_off": sorted(NODEBUG), "hash": done.hash, "build_dir": str(build_dir),
+            "seconds": done.seconds}
 
 
 def _short_error(errors: list[str], tree: Path) -> str:
@@ -357,7 +330,6 @@ def _short_error(errors: list[str], tree: Path) -> str:
 
 def object_text(tree: Path, build_dir: Path, rel: str, logfile: Path) -> ObjectText:
     """Compile rel's object (no sparse) and read its .text."""
-    from .verify import compile_file
     c = compile_file(tree, build_dir, rel, logfile, sparse=False)
     if c.status == "failed":
         return ObjectText("failed", why=_short_error(c.errors, tree))
@@ -375,7 +347,6 @@ def object_text(tree: Path, build_dir: Path, rel: str, logfile: Path) -> ObjectT
 
 def measure_patch(tree: Path, build_dir: Path, patch: Path, logs: Path) -> dict:
     """The .text of each object patch touches, before and after `git am` of it."""
-    from .verify import files_to_build, git_am
     _, _, cfiles = files_to_build(tree, patch.read_text(errors="replace"))
     stem = patch.name[:4]
     before = {f: object_text(tree, build_dir, f, logs / f"{stem}-before-{Path(f).name}.log")
@@ -399,8 +370,6 @@ def measure_patch(tree: Path, build_dir: Path, patch: Path, logs: Path) -> dict:
 
 
 def audit_classes(kernel: Path) -> dict[str, str]:
-    from .__main__ import default_out
-    from .tree import check_kernel_tree
     tree = check_kernel_tree(kernel)
     try:
         audit = json.loads((default_out(tree.path, tree.version) / "audit.json").read_text())
@@ -421,7 +390,6 @@ def series_indexes(patches: Path) -> list[Path]:
 
 def bench_text(kernel: Path, patches: Path = PATCHES_DIR, build_dir: Path = BUILD_DIR,
                worktree: Path = WORKTREE, logs: Path = LOG_DIR) -> dict:
-    from .patches import fresh_worktree
     indexes = series_indexes(patches)
     classes = audit_classes(kernel)
     # the series with a mutex-class patch first: the seed's claim is about those
@@ -432,7 +400,7 @@ def bench_text(kernel: Path, patches: Path = PATCHES_DIR, build_dir: Path = BUIL
     tree = fresh_worktree(kernel, worktree)
     config = ensure_config(tree, build_dir)
     print(f"bench: text: config: {config['name']} (make {BASE_CONFIG} "
-          f"KCONFIG_ALLCONFIG={build_dir / FRAGMENT}: "
+          f"KCONFIG_ALLCONFIG={build_dir / kbuild.FORCED_FILE}: "
           + ", ".join(f"{s}=n" for s in config["forced_off"])
           + f"; all checked in .config) in {build_dir}, {config['seconds']:.1f} s",
           file=sys.stderr, flush=True)

@@ -1,10 +1,9 @@
 """The SVG writer: a valid SVG document that carries every point it was given."""
 
+import pytest
 import xml.etree.ElementTree as ET
 
-import pytest
-
-from classify.plot import Panel, Point, line_chart, nice_max
+from qemu.bench.plot import Panel, Point, line_chart, nice_max
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 

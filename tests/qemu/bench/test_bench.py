@@ -3,7 +3,8 @@ the bench with its command and error instead of timing a failure."""
 
 import pytest
 
-from classify.bench import BenchError, summarise, time_audit
+from qemu.bench.figures import BenchError, summarise
+from qemu.bench.parts import time_audit
 
 
 def test_summary_is_median_min_max():

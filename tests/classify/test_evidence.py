@@ -1,4 +1,4 @@
-"""classify/runtime.py: lockdep name -> audit id, the runtime records, the marking of one
+"""classify/evidence.py: lockdep name -> audit id, the runtime records, the marking of one
 semaphore, and the report sections; each with the case it must catch and one it must not."""
 
 import json
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from classify import runtime as rt
+from classify import evidence as rt
 
 REPO = Path(__file__).resolve().parents[2]
 AUDIT = REPO / "reports" / "linux-6.1.192" / "audit.json"
@@ -264,3 +264,16 @@ def test_a_variant_that_does_not_build_is_evidence_about_its_unmarked_semaphore(
     t = rt.Boot("runtime-xfs", "trust", frozenset({IC}), build_errors=b.build_errors,
                 verdict="not_built")
     assert rt.runtime_records(SEMS, [t], {"fs/xfs/xfs_buf.c"})[BS]["status"] == "not-exercised"
+
+
+def test_version_and_subclass_suffixes_are_stripped_before_mapping():
+    index = rt.build_index([{"id": "drivers/block/loop.c:loop_device.sem",
+                          "declared": {"kind": "member", "path": "drivers/block/loop.c",
+                                       "line": 3},
+                          "init": [{"path": "drivers/block/loop.c", "line": 9}],
+                          "ops": []}])
+    assert rt.lock_to_id("&lo->sem@drivers/block/loop.c:9#2/1", index) == \
+        "drivers/block/loop.c:loop_device.sem"
+    # the look-alike: the same member name at an init site the audit does not know,
+    # in another file
+    assert rt.lock_to_id("&lo->sem@drivers/block/other.c:9", index) is None

@@ -1,0 +1,204 @@
+"""python3 -m classify {audit,census,patches,marking} --kernel PATH ...
+
+Each stage is also a subcommand of its own: ``census`` prints the census as JSON.
+The conversion commands (``patches``, ``marking``) live in classify.convert and are
+imported only when asked for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from classify.paths import BUILD_ROOT, DEFAULT_CACHE, DEFAULT_KERNEL, PATCHES_DIR, default_out
+from classify.convert.select import PatchError
+from classify.tree import TreeError, check_kernel_tree
+
+
+def _target(kernel: Path) -> tuple[Path, str]:
+    """(path, version) of a kernel tree, or of a single C file."""
+    if kernel.is_file():
+        if kernel.suffix not in (".c", ".h"):
+            raise TreeError(f"{kernel}: not a C source file or a kernel tree")
+        return kernel.resolve(), "file-" + kernel.stem
+    tree = check_kernel_tree(kernel)
+    return tree.path, tree.version
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from classify.audit import run_audit
+    from classify.report import load_patches, load_runtime, write_all
+    path, version = _target(args.kernel)
+    out = args.out or default_out(path, version)
+    audit = run_audit(path, args.cache, fresh=args.fresh, jobs=args.jobs,
+                      timeout=args.timeout, nice=args.nice, version=version)
+    # the patch status `make patches` recorded next to the report, if any
+    # and the runtime records `make boot-test SCENARIOS=runtime` left there
+    written = write_all(audit, Path(out), load_patches(Path(out) / "patches.json"),
+                        load_runtime(Path(out) / "runtime.json"))
+    counts = {}
+    for r in audit.results:
+        counts[r.verdict.cls] = counts.get(r.verdict.cls, 0) + 1
+    if not audit.results:
+        print(f"audit: no struct semaphore found in {path}")
+    else:
+        print("audit: %d semaphores: %s; %d file(s) not analysed" % (
+            len(audit.results), ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
+            len(audit.failures)))
+    for p in written:
+        print(f"audit: wrote {p}")
+    print("audit: %(total_seconds).1f s (census %(census_seconds).1f s, spatch "
+          "%(facts_seconds).1f s, cache %(cache_hits)d hits / %(cache_misses)d misses)"
+          % audit.stats)
+    return 0
+
+
+def cmd_census(args: argparse.Namespace) -> int:
+    from classify.census import candidate_files, take_census
+    from classify.facts import Cache
+    path, _ = _target(args.kernel)
+    if path.is_file():
+        c = take_census(path.parent, [path.name], cache=Cache(args.cache))
+    else:
+        c = take_census(path, candidate_files(path), cache=Cache(args.cache))
+    json.dump({"files": len(c.files),
+               "semaphores": [d.__dict__ for _, d in sorted(c.sems.items())],
+               "pointers": [d.__dict__ for _, d in sorted(c.pointers.items())],
+               "ops": [o.__dict__ for o in c.ops]}, sys.stdout, indent=1, sort_keys=True,
+              default=list)
+    print()
+    return 0
+
+
+def cmd_patches(args: argparse.Namespace) -> int:
+    from classify.convert.cli import run_patches
+    return run_patches(args)
+
+
+def cmd_marking(args: argparse.Namespace) -> int:
+    from classify.convert.marking import run_marking
+    return run_marking(args)
+
+
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--kernel", type=Path, default=DEFAULT_KERNEL,
+                        help="kernel tree (or one .c/.h file) to audit "
+                             f"(default: {DEFAULT_KERNEL})")
+    common.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
+                        help=f"per-file cache of census scans and spatch facts "
+                             f"(default: {DEFAULT_CACHE})")
+    return common
+
+
+def _add_audit(sub, common: argparse.ArgumentParser) -> None:
+    audit = sub.add_parser("audit", parents=[common],
+                           help="census -> facts -> classes -> audit.json/.md/.html")
+    audit.add_argument("--fresh", action="store_true",
+                       help="ignore the cache (and refill it)")
+    audit.add_argument("--out", type=Path,
+                       help="output directory (default: reports/linux-<version> for the "
+                            "default tree, work/reports/<dir>-<version> for another)")
+    audit.add_argument("--jobs", "-j", type=int, default=None,
+                       help="parallel spatch processes (default: one per CPU)")
+    audit.add_argument("--timeout", type=float, default=120.0,
+                       help="seconds one file may take in spatch (default: 120)")
+    audit.add_argument("--nice", type=int, default=10,
+                       help="niceness of the spatch processes (default: 10, 0: none)")
+    audit.set_defaults(func=cmd_audit)
+    census = sub.add_parser("census", parents=[common],
+                            help="print the census (declarations, calls) as JSON")
+    census.set_defaults(func=cmd_census)
+
+
+def _add_patches(sub, common: argparse.ArgumentParser) -> None:
+    patches = sub.add_parser(
+        "patches", parents=[common],
+        help="conversion patches (one per mutex/completion semaphore, a series per "
+             "subsystem) in work/patches/, then verify each one",
+        description="Exit status: 0 when at least one patch was generated (or, with "
+                    "--verify-only, verified), whatever was skipped or refused on the "
+                    "way; 1 when nothing could be done (no audit, unknown ids only, no "
+                    "convertible semaphore, every conversion refused); 2 for bad "
+                    "arguments.")
+    patches.add_argument("--subsys", metavar="PREFIX",
+                         help="only the semaphores declared under this path prefix "
+                              "(e.g. drivers/net/ethernet/huawei)")
+    patches.add_argument("--id", action="append", default=[], metavar="ID",
+                         help="only this semaphore (audit id); may be repeated")
+    patches.add_argument("--audit", type=Path,
+                         help="audit.json to read (default: the one `make audit` wrote "
+                              "for KERNEL)")
+    patches.add_argument("--out", type=Path, default=PATCHES_DIR,
+                         help="where the series go, one directory per subsystem "
+                              "(default: work/patches)")
+    patches.add_argument("--build-dir", type=Path,
+                         default=BUILD_ROOT / "allmodconfig",
+                         help="persistent O= directory of the x86_64 allmodconfig "
+                              "builds (default: work/build/allmodconfig)")
+    patches.add_argument("--no-verify", action="store_true",
+                         help="generate only: no git am / build / sparse / checkpatch")
+    patches.add_argument("--verify-only", action="store_true",
+                         help="verify the series already in --out, generate nothing")
+    patches.add_argument("--no-report", action="store_true",
+                         help="do not re-render the audit report with the patch status")
+    patches.set_defaults(func=cmd_patches)
+
+
+def _add_marking(sub, common: argparse.ArgumentParser) -> None:
+    marking = sub.add_parser(
+        "marking", parents=[common],
+        help="the series' arch_semaphore marking of the counting pool, generated "
+             "from the audit (kernel-patches/0004-…)",
+        description="Marks every semaphore the audit classes counting as struct "
+                    "arch_semaphore (cocci/sem_to_arch.cocci) on top of the series "
+                    "patches before the marking, and writes the result as that series "
+                    "patch.  Exit status: 0 when written (and, with --check, every "
+                    "file builds); 1 when nothing could be marked, or a file does not "
+                    "build with DEBUG_MUTEX_FULL; 2 for bad arguments.")
+    marking.add_argument("--audit", type=Path,
+                         help="audit.json to read (default: reports/linux-<version>/)")
+    marking.add_argument("--exclude", action="append", default=[], metavar="ID",
+                         help="leave this counting semaphore unmarked (a challenge "
+                              "boot); may be repeated")
+    marking.add_argument("--out", type=Path,
+                         help="the patch file (default: the series' own "
+                              "kernel-patches/0004-…)")
+    marking.add_argument("--check", action="store_true",
+                         help="then compile the files it is about on x86_64 "
+                              "allmodconfig + DEBUG_MUTEX_FULL, without and with it")
+    marking.add_argument("--build-dir", type=Path,
+                         default=BUILD_ROOT / "allmodconfig-full",
+                         help="persistent O= directory of the check (default: "
+                              "work/build/allmodconfig-full)")
+    marking.set_defaults(func=cmd_marking)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m classify",
+        description="Sort every struct semaphore of a kernel tree into the mutex, "
+                    "completion, counting or unknown pool.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    common = _common()
+    _add_audit(sub, common)
+    _add_patches(sub, common)
+    _add_marking(sub, common)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except (TreeError, PatchError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+

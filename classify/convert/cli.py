@@ -1,0 +1,151 @@
+"""`python3 -m classify patches`: generate the series, verify them, and record the
+status of each semaphore beside the audit.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from classify.convert.select import Outcome, PatchError, load_audit
+from classify.convert.series import Series, fresh_worktree, generate, read_series
+from classify.paths import DEFAULT_CACHE, default_out
+
+
+def stable_record(outcome: Outcome, verified: dict | None) -> dict:
+    """What the audit report shows for a semaphore: no times, no dates."""
+    from classify.convert.verify import status_of
+    rec = {"status": outcome.status, "why": outcome.why, "series": outcome.series,
+           "patch": outcome.patch}
+    if verified is not None:
+        rec["verify"] = status_of(verified)
+        rec["apply"] = verified.get("apply", "")
+        rec["build"] = {f: (b["after"]["status"] + (f": {b['after']['why']}"
+                                                    if b["after"]["why"] else ""))
+                        for f, b in sorted(verified.get("build", {}).items())}
+        cp = verified.get("checkpatch") or {}
+        rec["checkpatch"] = {k: cp[k] for k in ("errors", "warnings", "checks") if k in cp}
+        rec["new_sparse"] = verified.get("new_sparse", [])
+        rec["problems"] = verified.get("problems", [])
+    return rec
+
+
+def merge_json(path: Path, updates: dict[str, dict], extra: dict) -> dict:
+    """Update the per-semaphore records of a JSON file (earlier runs' records of
+    other semaphores are kept)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        data = {}
+    data.update(extra)
+    sems = data.setdefault("semaphores", {})
+    sems.update(updates)
+    data["semaphores"] = dict(sorted(sems.items()))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return data
+
+
+def verify_all(kernel: Path, series: list[Series], build_dir: Path, vtree: Path,
+               logs: Path) -> tuple[dict[str, dict], dict]:
+    """Verify every series (each from the kernel's HEAD); ({id: record}, timings)."""
+    from classify.kbuild import ensure_config
+    from classify.convert.verify import verify_series
+    records: dict[str, dict] = {}
+    timings = {"prepare_seconds": 0.0, "verify_seconds": 0.0}
+    todo = [s for s in series if any(o.status == "converted" for o in s.outcomes)]
+    if not todo:
+        return records, timings
+    started = time.monotonic()
+    tree = fresh_worktree(kernel, vtree)
+    timings["prepare_seconds"] = ensure_config(tree, build_dir).seconds
+    for s in todo:
+        tree = fresh_worktree(kernel, vtree)
+        records.update(verify_series(tree, build_dir, s.dir, logs))
+    timings["verify_seconds"] = round(time.monotonic() - started, 1)
+    return records, timings
+
+
+def _print_outcomes(outcomes: list[Outcome], records: dict[str, dict]) -> None:
+    from classify.convert.verify import status_of
+    for o in outcomes:
+        if o.status == "converted":
+            rec = records.get(o.id)
+            extra = ""
+            if rec is not None:
+                extra = f"; {status_of(rec)}"
+                if rec.get("problems"):
+                    extra += ": " + "; ".join(rec["problems"])
+                builds = rec.get("build", {})
+                nb = [f"{f} ({b['after']['why']})" for f, b in builds.items()
+                      if b["after"]["status"] == "not built"]
+                if nb:
+                    extra += "; not built here: " + ", ".join(nb)
+            print(f"patches: {o.id}: {o.cls or 'converted'} -> {o.series}/{o.patch}{extra}")
+        else:
+            print(f"patches: {o.id}: {o.status}: " + "; ".join(o.why[:3])
+                  + (f" (+{len(o.why) - 3} more)" if len(o.why) > 3 else ""))
+
+
+def run_patches(args) -> int:
+    from classify.tree import check_kernel_tree
+    tree = check_kernel_tree(args.kernel)
+    audit_path = args.audit or default_out(tree.path, tree.version) / "audit.json"
+    audit = load_audit(audit_path)
+    out = Path(args.out).resolve()
+    work = out.parent
+    timings: dict[str, float] = {}
+    if args.verify_only:
+        series = read_series(out)
+        skipped: list[Outcome] = []
+        if not series:
+            raise PatchError(f"{out}: no series to verify: run `make patches` first")
+    else:
+        result = generate(tree.path, audit, out, work / "trees" / "patches",
+                          args.subsys, args.id)
+        series, skipped = result.series, result.skipped
+        timings["generate_seconds"] = round(result.elapsed, 1)
+    outcomes = [o for s in series for o in s.outcomes] + skipped
+    records: dict[str, dict] = {}
+    if not args.no_verify:
+        records, vt = verify_all(tree.path, series, Path(args.build_dir).resolve(),
+                                 work / "trees" / "verify", out / "logs")
+        timings.update(vt)
+    _print_outcomes(outcomes, records)
+    full = {o.id: {**o.to_json(), "verification": records.get(o.id)} for o in outcomes}
+    merge_json(out / "verify.json", full, {"kernel_version": audit.get("kernel_version"),
+                                           "kernel": str(tree.path), "timings": timings,
+                                           "config": "x86_64 allmodconfig"})
+    stable = {o.id: stable_record(o, records.get(o.id)) for o in outcomes
+              if not o.id.startswith("SUBSYS=")}
+    data = merge_json(audit_path.parent / "patches.json", stable,
+                      {"schema": "sem2mutex-patches-1",
+                       "kernel_version": audit.get("kernel_version"),
+                       "config": "x86_64 allmodconfig"})
+    n_conv = sum(o.status == "converted" for o in outcomes)
+    n_ref = sum(o.status == "refused" for o in outcomes)
+    print(f"patches: {n_conv} patch(es) in {sum(bool(s.patches) for s in series)} "
+          f"series under {out}; {n_ref} refused; {len(skipped)} skipped")
+    if records:
+        from classify.convert.verify import status_of
+        counts: dict[str, int] = {}
+        for r in records.values():
+            counts[status_of(r)] = counts.get(status_of(r), 0) + 1
+        print("patches: verification: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+              + f" (records in {out / 'verify.json'})")
+    print("patches: " + ", ".join(f"{k} {v}" for k, v in timings.items()))
+    if not args.no_report and (audit_path.parent / "audit.json").is_file():
+        rerender_report(tree.path, tree.version, audit_path.parent, data, DEFAULT_CACHE)
+    return 0 if n_conv else 1
+
+
+def rerender_report(kernel: Path, version: str, out_dir: Path, patches: dict,
+                    cache: Path) -> None:
+    """audit.json/.md/.html again, now with each semaphore's patch status (the
+    audit comes from the warm cache: seconds)."""
+    from classify.audit import run_audit
+    from classify.report import load_runtime, write_all
+    audit = run_audit(kernel, cache, version=version)
+    for p in write_all(audit, out_dir, patches, load_runtime(out_dir / "runtime.json")):
+        print(f"patches: wrote {p}")

@@ -1,0 +1,144 @@
+"""The conversion itself: the semaphore's semantic patch (cocci/sem_to_*.cocci)
+run on each of its files in a worktree, all or nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from classify import spatch
+from classify.tree import git
+
+
+SCRIPTS = {"mutex": "sem_to_mutex", "completion": "sem_to_completion"}
+
+
+_REFUSAL = re.compile(r"^(sem_to_\w+): (?:(\S+?):(\d+): )?(semaphore .* not (?:converted|marked): .*)$")
+
+
+def cocci_id(sem: dict) -> str:
+    """The -D sem= argument: a member is recognised by its struct type and a global
+    is used through `extern` in other files, so both go without their path; a
+    static or a local keeps it."""
+    sid = sem["id"]
+    if sem["declared"]["kind"] in ("member", "global"):
+        return sid.rsplit(":", 1)[-1]
+    return sid
+
+
+def extern_files(tree: Path, name: str) -> list[str]:
+    """Files declaring `extern struct semaphore name;` (the census does not tie
+    them to the semaphore, yet they must change with it)."""
+    res = subprocess.run(["git", "-C", str(tree), "grep", "-l", "-P",
+                          rf"extern\s+struct\s+semaphore\s+{re.escape(name)}\s*;", "--",
+                          "*.h", "*.c"], capture_output=True, text=True)
+    return sorted(res.stdout.split()) if res.returncode == 0 else []
+
+
+def files_for(sem: dict, tree: Path | None = None) -> list[str]:
+    """Every file the conversion of sem must touch, sorted."""
+    files = {sem["declared"]["path"]}
+    files |= {o["path"] for o in sem.get("ops", [])}
+    files |= {i["path"] for i in sem.get("init", [])}
+    if tree is not None and sem["declared"]["kind"] == "global":
+        files |= set(extern_files(tree, sem["declared"].get("name")
+                                  or sem["id"].rsplit(":", 1)[-1]))
+    return sorted(files)
+
+
+@dataclass
+class Conversion:
+    changed: list[str]
+    refusals: list[str]
+    errors: list[str]
+
+
+def parse_refusals(stderr: str, tree: Path | None = None) -> list[str]:
+    """The "semaphore X not converted: why" lines patch mode writes on stderr,
+    as "path:line: why" (spatch's temporary copies named back to the file)."""
+    out = []
+    for line in stderr.splitlines():
+        m = _REFUSAL.match(line.strip())
+        if not m:
+            continue
+        path = re.sub(r"^.*/cocci_small_output-\d+-[0-9a-f]+-", "", m.group(2) or "")
+        if tree is not None and path.startswith(str(tree) + "/"):
+            path = path[len(str(tree)) + 1:]
+        out.append(f"{path}:{m.group(3)}: {m.group(4)}" if path else m.group(4))
+    return out
+
+
+# A member reached through another struct declared in a header (hr_dev->cmd.poll_sem,
+# struct hns_roce_dev in hns_roce_device.h) has no type spatch can infer with
+# --no-includes: such a file is tried again with its local headers read for types,
+# then with the kernel's include directories too (port->physport->ieee1284, struct
+# parport in include/linux/parport.h).  Headers are only read for types, never changed.
+NO_INCLUDES = ["--no-includes", "--include-headers"]
+
+
+TYPE_HEADERS = [["--local-includes", "--include-headers-for-types"],
+                ["--all-includes", "--include-headers-for-types", "-I", "include",
+                 "-I", "arch/x86/include", "-I", "include/uapi",
+                 "-I", "arch/x86/include/uapi"]]
+
+
+NO_TYPE = "cannot infer the type"
+
+
+def run_spatch(tree: Path, script: str, sem_arg: str, rel: str, timeout: float = 300.0,
+               includes: list[str] = NO_INCLUDES) -> spatch.SpatchRun:
+    """The script in patch mode on one file of tree, changed in place."""
+    return spatch.run(["--very-quiet", *includes, "-D", "patch", "-D", f"sem={sem_arg}",
+                       "--sp-file", str(spatch.script_path(script)), "--in-place", rel],
+                      tree, timeout)
+
+
+def changed_files(tree: Path) -> list[str]:
+    return sorted(git(tree, "diff", "--name-only").split())
+
+
+def convert(tree: Path, sem: dict, files: list[str], script: str | None = None,
+            must_change: list[str] | None = None) -> Conversion:
+    """Run the semaphore's script (by default the one of its class) on each of its
+    files; all or nothing: on any refusal or error, the worktree is reset and
+    nothing of it stays.  Each file of must_change (by default: those holding its
+    operations) must have been changed."""
+    script = script or SCRIPTS[sem["class"]]
+    refusals: list[str] = []
+    errors: list[str] = []
+    for rel in files:
+        if not (tree / rel).is_file():
+            errors.append(f"{rel}: not in the tree")
+            continue
+        res = run_spatch(tree, script, cocci_id(sem), rel)
+        refused = parse_refusals(res.stderr, tree)
+        for includes in TYPE_HEADERS:
+            if res.status == "timeout" or not (refused and rel.endswith(".c")
+                                               and all(NO_TYPE in r for r in refused)):
+                break
+            git(tree, "checkout", "-q", "--", rel)
+            res = run_spatch(tree, script, cocci_id(sem), rel, includes=includes)
+            refused = parse_refusals(res.stderr, tree)
+        if res.status == "timeout":
+            errors.append(f"{rel}: spatch timed out")
+            continue
+        refusals += refused
+        if res.returncode != 0:
+            errors.append(f"{rel}: spatch failed: "
+                          + " | ".join(res.stderr.strip().splitlines()[-2:]))
+    changed = changed_files(tree)
+    if must_change is None:
+        must_change = sorted({o["path"] for o in sem.get("ops", [])} |
+                             {i["path"] for i in sem.get("init", [])})
+    if not refusals and not errors:
+        for rel in must_change:
+            if rel not in changed:
+                errors.append(f"{rel}: the script left it unchanged (a declaration or "
+                              "function spatch could not parse?)")
+    if refusals or errors:
+        git(tree, "checkout", "-q", "--", ".")
+        changed = []
+    return Conversion(changed, refusals, errors)

@@ -1,0 +1,286 @@
+"""Kbuild, defined once: make in a persistent O= directory, a configuration made
+from a base target and forced options, one object compiled (with sparse), and the
+Kconfig symbols that put a file into the build.
+
+The conversion patches' verification, the marking check, the .text bench and the
+boot kernels all build through these functions, so that every build is reproducible
+(Documentation/kbuild/reproducible-builds.rst) and cached (ccache, persistent O=).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from classify.tree import TreeError
+
+log = logging.getLogger("sem2mutex.kbuild")
+
+# Reproducible kernel builds (Documentation/kbuild/reproducible-builds.rst).
+BUILD_ENV = {
+    "KBUILD_BUILD_TIMESTAMP": "Mon Dec 19 02:34:16 CET 2005",
+    "KBUILD_BUILD_USER": "sem2mutex",
+    "KBUILD_BUILD_HOST": "sem2mutex",
+    "KBUILD_BUILD_VERSION": "1",
+    "LC_ALL": "C",
+    "TZ": "UTC",
+}
+MAKE_ARGS = ["ARCH=x86_64", "CC=ccache gcc", "HOSTCC=gcc"]
+ALLMODCONFIG = "allmodconfig"
+# The forced options, as a KCONFIG_ALLCONFIG file in the O= directory, and the
+# hash of the request they were configured from.
+FORCED_FILE = "s2m-allconfig.config"
+STAMP_FILE = ".s2m-allconfig-hash"
+
+_SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
+_UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+_KBUILD = re.compile(r"^  ([A-Z][A-Z0-9_]*)(?: \[M\])?\s+\S")
+_DIAG = re.compile(r"^(?P<path>[^:\s][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? "
+                   r"(?P<kind>warning|error): (?P<msg>.*)$")
+
+
+class KbuildError(TreeError):
+    """A configuration or a `make prepare` failed: the message says which."""
+
+
+def default_jobs() -> int:
+    """make -j: cores + 1."""
+    return (os.cpu_count() or 1) + 1
+
+
+# ------------------------------------------------------------------ .config text
+
+def parse_config_text(text: str) -> dict[str, str]:
+    """A .config or fragment as {CONFIG_X: value}; '# CONFIG_X is not set' is 'n'."""
+    options: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if m := _SET.match(line):
+            options[m.group(1)] = m.group(2)
+        elif m := _UNSET.match(line):
+            options[m.group(1)] = "n"
+    return options
+
+
+def format_option(sym: str, value: str) -> str:
+    return f"# {sym} is not set" if value == "n" else f"{sym}={value}"
+
+
+def missing_options(requested: dict[str, str], actual: dict[str, str]) -> list[str]:
+    """Every requested option .config does not have, as 'Missing: CONFIG_X=y'."""
+    missing = []
+    for sym in sorted(requested):
+        want = requested[sym]
+        have = actual.get(sym, "n")
+        if want != have:
+            missing.append(f"Missing: {format_option(sym, want)}"
+                           + ("" if sym in actual else " (not in .config: unknown "
+                              "symbol or unmet dependency)"))
+    return missing
+
+
+def _joined(text: str) -> str:
+    return re.sub(r"\\\n", " ", text)
+
+
+def config_symbols(tree: Path, rel: str, depth: int = 6) -> list[str]:
+    """The CONFIG_ symbols that put rel's object into the build, read from the
+    Makefiles: the object's line, the composite object it is part of, then the
+    line of each parent directory that descends into its directory."""
+    directory, want = Path(rel).parent, Path(rel).stem + ".o"
+    out: list[str] = []
+    for _ in range(depth):
+        mk = tree / directory / "Makefile"
+        if not mk.is_file():
+            mk = tree / directory / "Kbuild"
+        try:
+            text = _joined(mk.read_text(errors="replace"))
+        except OSError:
+            break
+        line = None
+        for m in re.finditer(r"^\s*([\w-]+?)-(\$\(CONFIG_(\w+)\)|y|m|objs)\s*[:+]?=(.*)$",
+                             text, re.M):
+            if re.search(rf"(?:^|\s){re.escape(want)}(?:\s|$)", m.group(4)):
+                line = m
+                break
+        if line is None:
+            break
+        if line.group(3):
+            out.append(f"CONFIG_{line.group(3)}")
+        if line.group(1) != "obj":          # part of a composite object
+            want = line.group(1) + ".o"
+            continue
+        if str(directory) in (".", ""):
+            break
+        want, directory = directory.name + "/", directory.parent
+    return list(dict.fromkeys(out))
+
+
+def config_values(dotconfig: Path) -> dict[str, str]:
+    """A .config file as {CONFIG_X: value}; {} when there is none."""
+    try:
+        return parse_config_text(dotconfig.read_text(errors="replace"))
+    except OSError:
+        return {}
+
+
+def why_not_built(tree: Path, build_dir: Path, rel: str,
+                  target: str = ALLMODCONFIG) -> str:
+    values = config_values(build_dir / ".config")
+    syms = config_symbols(tree, rel)
+    off = [s for s in syms if values.get(s, "n") == "n"]
+    if off:
+        return (f"{', '.join(off)} not set by {target} on x86_64 "
+                "(another architecture or an unmet dependency)")
+    if syms:
+        return f"not built by {target} on x86_64 although {', '.join(syms)} is set"
+    return f"no Makefile entry found for it: not built by {target} on x86_64"
+
+
+# ------------------------------------------------------------------ make
+
+@dataclass(frozen=True)
+class Diagnostic:
+    path: str
+    line: int
+    kind: str       # warning | error
+    msg: str
+
+    def key(self) -> tuple[str, str, str]:
+        """What identifies a warning across a patch that moves lines."""
+        return (self.path, self.kind, self.msg)
+
+
+def _rel(path: str, tree: str) -> str:
+    path = os.path.normpath(path)
+    for root in (tree, os.path.realpath(tree)):
+        if root and path.startswith(root.rstrip("/") + "/"):
+            return path[len(root.rstrip("/")) + 1:]
+    return path
+
+
+def parse_sparse(output: str, tree: str = "") -> list[Diagnostic]:
+    """sparse's diagnostics in the output of `make C=2 file.o`, each once.
+
+    With kbuild's quiet lines ("  CHECK   file.c"), only what follows CHECK is
+    sparse's; without them (make -s), a diagnostic with gcc's "[-Wflag]" suffix is
+    the compiler's and the rest sparse's.  kbuild runs sparse twice for a file
+    that is also recompiled; the duplicates are dropped.
+    """
+    section = None
+    seen: dict[Diagnostic, None] = {}
+    for raw in output.splitlines():
+        if m := _KBUILD.match(raw):
+            section = m.group(1)
+            continue
+        m = _DIAG.match(raw)
+        if not m:
+            continue
+        if section is not None and section != "CHECK":
+            continue
+        if section is None and re.search(r"\[-W[\w=-]+\]$", m.group("msg")):
+            continue
+        d = Diagnostic(_rel(m.group("path"), tree), int(m.group("line")),
+                       m.group("kind"), m.group("msg").strip())
+        seen.setdefault(d)
+    return list(seen)
+
+
+@dataclass
+class Compile:
+    path: str
+    status: str                 # ok | failed | not built
+    why: str = ""
+    sparse: list[Diagnostic] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    elapsed: float = 0.0
+
+
+def make(tree: Path, build_dir: Path, *targets: str, jobs: int | None = None,
+         extra: tuple[str, ...] = (), timeout: float | None = 3600,
+         out=None) -> subprocess.CompletedProcess:
+    """make in the O= directory, reproducible and through ccache; stderr goes into
+    stdout so that each diagnostic stays after the kbuild line (CC, CHECK) of the
+    tool that printed it.  out: an open file to stream the output to instead."""
+    return subprocess.run(["nice", "-n", "10", "make", "-C", str(tree), f"O={build_dir}",
+                           *MAKE_ARGS, f"-j{jobs or default_jobs()}", *extra, *targets],
+                          stdout=out or subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=timeout, env={**os.environ, **BUILD_ENV})
+
+
+@dataclass
+class Configured:
+    """A configured and prepared O= directory."""
+    build_dir: Path
+    base: str
+    forced: dict[str, str]
+    hash: str
+    seconds: float
+
+
+def ensure_config(tree: Path, build_dir: Path, forced: dict[str, str] | None = None,
+                  base: str = ALLMODCONFIG) -> Configured:
+    """`make <base>` with the forced options (KCONFIG_ALLCONFIG) in build_dir,
+    configured once and again only when the request changes, every forced option
+    checked in .config, then `make prepare`.  Raises KbuildError."""
+    started = time.monotonic()
+    forced = dict(forced or {})
+    build_dir.mkdir(parents=True, exist_ok=True)
+    text = "".join(format_option(s, forced[s]) + "\n" for s in sorted(forced))
+    digest = hashlib.sha256((base + "\0" + text).encode()).hexdigest()[:16]
+    stamp, dot = build_dir / STAMP_FILE, build_dir / ".config"
+    if not (dot.is_file() and stamp.is_file() and stamp.read_text().strip() == digest):
+        stamp.unlink(missing_ok=True)
+        allconfig = build_dir / FORCED_FILE
+        allconfig.write_text(text)
+        log.info("configuring %s: %s%s", build_dir, base,
+                 f" + {len(forced)} forced option(s)" if forced else "")
+        res = make(tree, build_dir, base, extra=(f"KCONFIG_ALLCONFIG={allconfig}",))
+        if res.returncode != 0:
+            dot.unlink(missing_ok=True)
+            raise KbuildError(f"make {base} failed: {res.stdout.strip()[-300:]}")
+    missing = missing_options(forced, config_values(dot))
+    if missing:
+        raise KbuildError(f"{dot}: the forced options did not all make it: "
+                          + "; ".join(missing))
+    stamp.write_text(digest + "\n")
+    if not (build_dir / "include/generated/autoconf.h").is_file():
+        log.info("make prepare in %s (minutes when cold)", build_dir)
+    res = make(tree, build_dir, "prepare")
+    if res.returncode != 0:
+        raise KbuildError(f"make prepare failed: {res.stdout.strip()[-300:]}")
+    return Configured(build_dir, base, forced, digest,
+                      round(time.monotonic() - started, 1))
+
+
+def compile_file(tree: Path, build_dir: Path, rel: str, logfile: Path | None = None,
+                 sparse: bool = True) -> Compile:
+    """make <dir>/<file>.o from scratch (with sparse, C=2, unless sparse is False)."""
+    started = time.monotonic()
+    obj = rel[:-2] + ".o"
+    (build_dir / obj).unlink(missing_ok=True)
+    # -j1: one object gains nothing from jobs, and an object kbuild lists twice
+    # (obj-y and obj-m) would be compiled twice at once and race on its .o.d
+    res = make(tree, build_dir, obj, jobs=1, extra=("C=2",) if sparse else ())
+    output = res.stdout
+    if logfile is not None:
+        logfile.parent.mkdir(parents=True, exist_ok=True)
+        logfile.write_text(output)
+    sparse = parse_sparse(output, str(tree))
+    elapsed = time.monotonic() - started
+    if res.returncode != 0:
+        errs = [ln for ln in output.splitlines()
+                if re.search(r"error:|Error \d|No rule to make target", ln)][:20]
+        return Compile(rel, "failed", "make failed", sparse, errs, elapsed)
+    if not (build_dir / obj).is_file():
+        return Compile(rel, "not built", why_not_built(tree, build_dir, rel), [], [],
+                       elapsed)
+    return Compile(rel, "ok", "", sparse, [], elapsed)
+
+

@@ -1,0 +1,52 @@
+"""The completion pool: a semaphore that starts at 0 is an event one side waits
+for and another signals, when the waiting and the signalling are apart.
+"""
+
+from __future__ import annotations
+
+from classify.rules.model import COMPLETION, Case, Verdict, unknown, verdict
+
+
+def _zero(c: Case) -> bool:
+    return c.count == 0
+
+
+def zero_never_released(c: Case) -> Verdict | None:
+    if not _zero(c) or c.ups:
+        return None
+    return unknown(["starts at 0 and is never released here"], c.inits + c.acquires[:6],
+                   "find who up()s it")
+
+
+def zero_never_waited(c: Case) -> Verdict | None:
+    if not _zero(c) or c.acquires:
+        return None
+    return unknown(["starts at 0 and is never waited on here"], c.inits + c.ups[:6],
+                   "find who down()s it")
+
+
+def zero_taken_and_released_together(c: Case) -> Verdict | None:
+    both = sorted(c.acq_funcs & c.up_funcs)
+    if not _zero(c) or not both:
+        return None
+    return unknown([f"starts at 0 (locked) but is taken and released in "
+                    f"{', '.join(f + '()' for f in both)}"], c.inits + c.ops[:8],
+                   "a gate opened once, or a mutex initialised locked: review")
+
+
+def zero_trylock(c: Case) -> Verdict | None:
+    if not _zero(c) or not c.trylocks:
+        return None
+    return unknown(["starts at 0 with a down_trylock(): try_wait_for_completion() "
+                    "may fit"], c.inits + c.trylocks, "review the trylock's purpose")
+
+
+def completion(c: Case) -> Verdict | None:
+    if not _zero(c):
+        return None
+    return verdict(COMPLETION, [
+        "starts at 0: down() waits for an event",
+        "waited for in " + ", ".join(sorted(f + "()" for f in c.acq_funcs)),
+        "signalled by up() in " + ", ".join(sorted(f + "()" for f in c.up_funcs))
+        + ", never in a function that waits",
+    ], c.inits + c.acquires + c.ups)

@@ -1,0 +1,154 @@
+"""The facts the rules read (one semaphore's initialisations, calls and escapes),
+the verdict they give, and the Case: the facts sorted once for every rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from classify.census.model import ACQUIRE
+
+MUTEX, COMPLETION, COUNTING, UNKNOWN = "mutex", "completion", "counting", "unknown"
+CLASSES = (UNKNOWN, MUTEX, COMPLETION, COUNTING)
+
+
+@dataclass(frozen=True)
+class OpFact:
+    op: str
+    path: str
+    line: int
+    func: str
+    analysed: bool = True          # spatch saw this call
+    balanced: bool = False         # an acquisition released on all paths of func
+    atomic: str = ""               # why the call is in atomic context, "" if not known to be
+    note: str = ""
+
+    @property
+    def in_interrupt(self) -> bool:
+        """In an interrupt, timer or tasklet callback (or one call below one), where
+        mutex_unlock() and mutex_trylock() may not be used.  Code under a spinlock
+        or with interrupts disabled in process context is atomic too, but a mutex
+        may be released (or trylocked) there: only sleeping is forbidden."""
+        return "callback" in self.atomic
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def show(self) -> str:
+        inside = f" in {self.func}()" if self.func else ""
+        return f"{self.op}(){inside}"
+
+
+@dataclass(frozen=True)
+class InitFact:
+    count: str                     # as written
+    value: int | None              # resolved, None when symbolic
+    path: str
+    line: int
+    form: str                      # sema_init | DEFINE_SEMAPHORE | __SEMAPHORE_INITIALIZER
+
+
+@dataclass(frozen=True)
+class EscapeFact:
+    path: str
+    line: int
+    func: str
+    to: str                        # "foo()" or "an assignment"
+
+
+@dataclass
+class SemFacts:
+    id: str
+    inits: list[InitFact] = field(default_factory=list)
+    ops: list[OpFact] = field(default_factory=list)
+    possible_ops: list[OpFact] = field(default_factory=list)  # ambiguous targets
+    escapes: list[EscapeFact] = field(default_factory=list)
+    not_analysed: list[str] = field(default_factory=list)     # file-level failures
+
+
+@dataclass
+class Verdict:
+    cls: str
+    reasons: list[str]
+    evidence: list[str]
+    settle: str = ""
+    rule: str = ""                 # the name of the rule that decided
+
+
+def _ev(items) -> list[str]:
+    out = []
+    for it in items:
+        if isinstance(it, OpFact):
+            extra = f": {it.atomic}" if it.atomic else ""
+            out.append(f"{it.where}: {it.show()}{extra}")
+        elif isinstance(it, InitFact):
+            out.append(f"{it.path}:{it.line}: {it.form}, count {it.count}"
+                       + (f" (= {it.value})" if it.value is not None
+                          and str(it.value) != it.count else ""))
+        elif isinstance(it, EscapeFact):
+            out.append(f"{it.path}:{it.line}: address handed to {it.to}"
+                       + (f" in {it.func}()" if it.func else ""))
+        else:
+            out.append(str(it))
+    return out
+
+
+def unknown(reasons: list[str], evidence: list, settle: str) -> Verdict:
+    return Verdict(UNKNOWN, reasons, _ev(evidence), settle)
+
+
+def verdict(cls: str, reasons: list[str], evidence: list) -> Verdict:
+    return Verdict(cls, reasons, _ev(evidence))
+
+
+def funcs(ops) -> str:
+    """`a(), b()`: the functions of some calls, sorted, each once."""
+    return ", ".join(sorted({o.func + "()" for o in ops}))
+
+
+@dataclass
+class Case:
+    """One semaphore's facts, sorted the way every rule reads them."""
+    facts: SemFacts
+
+    @cached_property
+    def inits(self) -> list[InitFact]:
+        return sorted(set(self.facts.inits), key=lambda i: (i.path, i.line))
+
+    @cached_property
+    def ops(self) -> list[OpFact]:
+        return sorted(set(self.facts.ops), key=lambda o: (o.path, o.line, o.op))
+
+    @cached_property
+    def acquires(self) -> list[OpFact]:
+        return [o for o in self.ops if o.op in ACQUIRE]
+
+    @cached_property
+    def ups(self) -> list[OpFact]:
+        return [o for o in self.ops if o.op == "up"]
+
+    @cached_property
+    def trylocks(self) -> list[OpFact]:
+        return [o for o in self.acquires if o.op == "down_trylock"]
+
+    @property
+    def acq_funcs(self) -> set[str]:
+        return {o.func for o in self.acquires}
+
+    @property
+    def up_funcs(self) -> set[str]:
+        return {o.func for o in self.ups}
+
+    @cached_property
+    def values(self) -> set[int]:
+        return {i.value for i in self.inits if i.value is not None}
+
+    @property
+    def count(self) -> int | None:
+        """The initial count, when every initialisation gives the same number."""
+        if self.inits and len(self.values) == 1 and \
+                all(i.value is not None for i in self.inits):
+            return next(iter(self.values))
+        return None

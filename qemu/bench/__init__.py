@@ -1,0 +1,1 @@
+"""The benchmark (`python3 -m qemu.bench`, `make bench`); see __main__."""
