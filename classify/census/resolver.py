@@ -122,30 +122,47 @@ class Resolver:
         if not re.fullmatch(r"\w+", name or ""):
             return "", "unresolved", (), f"argument `{expr}` is not a plain lvalue"
         if not base:
-            name = self.census.aliases.get(name, name)
-            d = self.locals.get((path, func, name)) or self.file_vars.get((path, name))
-            if d is None:
-                cands = self.globals.get(name, [])
-                if len(cands) == 1:
-                    d = cands[0]
-                elif cands:
-                    return "", "ambiguous", tuple(sorted(c.id for c in cands)), \
-                        f"several globals named {name}"
-            if d is None and name in self.census.aliases.values():
-                same = [x for (pth, nm), x in self.file_vars.items() if nm == name]
-                d = same[0] if len(same) == 1 else None
-            if d is None:
-                return "", "unresolved", (), f"no struct semaphore named `{name}` in scope"
-            if d.pointer and not addr:
-                return d.id, "pointer", (), ""
-            if not addr and not d.array:
-                return "", "unresolved", (), f"`{name}` used without &"
-            return d.id, "direct", (), "array element" if indexed else ""
-        cands = self.members.get(name, [])
-        # a member of a nested struct (tag.sub.name) is only reached through .sub
+            return self._resolve_variable(path, func, name, addr, indexed)
+        return self._resolve_member(path, func, e, base, name, addr, indexed, pos,
+                                    func_start, strict)
+
+    def _resolve_variable(self, path: str, func: str, name: str, addr: bool,
+                          indexed: bool) -> tuple[str, str, tuple[str, ...], str]:
+        """A plain name: a local of func, a variable of the file, or a global."""
+        name = self.census.aliases.get(name, name)
+        d = self.locals.get((path, func, name)) or self.file_vars.get((path, name))
+        if d is None:
+            cands = self.globals.get(name, [])
+            if len(cands) == 1:
+                d = cands[0]
+            elif cands:
+                return "", "ambiguous", tuple(sorted(c.id for c in cands)), \
+                    f"several globals named {name}"
+        if d is None and name in self.census.aliases.values():
+            same = [x for (pth, nm), x in self.file_vars.items() if nm == name]
+            d = same[0] if len(same) == 1 else None
+        if d is None:
+            return "", "unresolved", (), f"no struct semaphore named `{name}` in scope"
+        if d.pointer and not addr:
+            return d.id, "pointer", (), ""
+        if not addr and not d.array:
+            return "", "unresolved", (), f"`{name}` used without &"
+        return d.id, "direct", (), "array element" if indexed else ""
+
+    def _member_candidates(self, e: str, name: str) -> list[Decl]:
+        """The struct members named name; a member of a nested struct (tag.sub.name)
+        is only reached through .sub."""
         path_expr = "." + re.sub(r"->", ".", re.sub(r"\[[^\]]*\]", "", e))
-        cands = [c for c in cands if "." not in c.struct or "anon@" in c.struct
-                 or path_expr.endswith("." + ".".join(c.struct.split(".")[1:] + [name]))]
+        return [c for c in self.members.get(name, [])
+                if "." not in c.struct or "anon@" in c.struct
+                or path_expr.endswith("." + ".".join(c.struct.split(".")[1:] + [name]))]
+
+    def _resolve_member(self, path: str, func: str, e: str, base: str, name: str,
+                        addr: bool, indexed: bool, pos: int, func_start: int,
+                        strict: bool) -> tuple[str, str, tuple[str, ...], str]:
+        """`base->name` or `base.name`: by the struct of base when it is known, else by
+        the members visible from path, else by the one in path's directory."""
+        cands = self._member_candidates(e, name)
         if not cands:
             return "", "unresolved", (), f"no struct member `{name}` is a struct semaphore"
         tag = ""

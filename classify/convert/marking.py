@@ -53,6 +53,7 @@ class Mark:
     status: str                     # marked | refused | error
     files: list[str] = field(default_factory=list)
     why: list[str] = field(default_factory=list)
+    commit: str = ""                # marked: the commit that marks it, and only it
 
 
 # ------------------------------------------------------------------ choice
@@ -163,10 +164,20 @@ def mark_all(tree: Path, pool: list[dict]) -> list[Mark]:
             continue
         git(tree, "add", "-u", "--", *conv.changed)
         git(tree, "commit", "-q", "--no-verify", "-m", f"mark {sem['id']}", env=GIT_ENV)
-        marks.append(Mark(sem["id"], "marked", conv.changed))
+        marks.append(Mark(sem["id"], "marked", conv.changed,
+                          commit=git(tree, "rev-parse", "HEAD").strip()))
         log.info("[%d/%d] marked %s (%s)", n, len(pool), sem["id"],
                  ", ".join(conv.changed))
     return marks
+
+
+def mark_commits(tree: Path, sems: list[dict]) -> dict[str, Mark]:
+    """Each of sems marked in turn on top of tree's HEAD, one commit each (made with
+    the fixed identity and date of GIT_ENV, so the same tree and audit give the same
+    commits): id -> its Mark, with the commit that marks it (whose `git revert` is the
+    exact inverse, the pointers that follow it included), or the refusal or error
+    (status, why) and no commit."""
+    return {m.id: m for m in mark_all(tree, sems)}
 
 
 def write_patch(tree: Path, base: str, message: str, number: int, total: int,

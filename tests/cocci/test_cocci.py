@@ -132,16 +132,58 @@ def test_patch_script_without_id_changes_nothing(name):
     assert res.stdout.strip() == "", res.stdout
 
 
-@pytest.mark.parametrize("name", SCRIPTS)
-def test_other_modes_run(name):
+_REPORT_POS = re.compile(r"^(?P<file>[^:\s]+):(?P<line>\d+):\d+-\d+: ")
+_ORG_POS = re.compile(r"^\* TODO \[\[view:(?P<file>[^:]+)::face=[^:]+::linb=(?P<line>\d+)::")
+
+
+def positions(text: str, rx: re.Pattern) -> set[tuple[str, int]]:
+    return {(m["file"], int(m["line"])) for m in map(rx.match, text.splitlines()) if m}
+
+
+def context_lines(diff: str) -> set[str]:
+    """The source lines context mode marks (the "-" lines of its diff)."""
+    return {ln[1:].strip() for ln in diff.splitlines()
+            if ln.startswith("-") and not ln.startswith("---")}
+
+
+# Known disagreements between modes, found by the test below when it replaced a test
+# that only checked exit statuses: each is a defect of the script's context or org
+# rule, kept visible here (strict: the test fails once the script is fixed).
+MODE_DEFECTS = {name: "its modes disagree (run with --runxfail to see how)"
+                for name in ("sem_atomic", "sem_init", "sem_to_arch", "sem_to_completion",
+                             "sem_to_mutex")}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=MODE_DEFECTS[n]))
+    if n in MODE_DEFECTS else n for n in SCRIPTS])
+def test_other_modes_find_what_report_finds(name):
+    """org mode lists the positions report mode reports, and context mode marks the
+    lines at those positions: the three modes of one script agree."""
+    target = f"{name}.c"
+    extra = header(target, "spatch") if name in PATCH_SCRIPTS else []
     text = (COCCI / f"{name}.cocci").read_text()
-    extra = header(f"{name}.c", "spatch") if name in PATCH_SCRIPTS else []
-    for mode in ("context", "org", "facts"):
-        if f"virtual {mode}" not in text:
-            continue
-        res = spatch(name, mode, f"{name}.c", extra=extra)
-        assert res.returncode == 0, (mode, res.stderr)
-        assert "Traceback" not in res.stderr and "error" not in res.stderr.lower(), res.stderr
+    report = spatch(name, "report", target, extra=extra)
+    assert report.returncode == 0, report.stderr
+    where = positions(report.stdout, _REPORT_POS)
+    source = (HERE / target).read_text().splitlines()
+    if "virtual org" in text:
+        org = spatch(name, "org", target, extra=extra)
+        assert org.returncode == 0, org.stderr
+        assert positions(org.stdout, _ORG_POS) == where
+    if "virtual context" in text and where:
+        context = spatch(name, "context", target, extra=extra)
+        assert context.returncode == 0, context.stderr
+        marked = context_lines(context.stdout)
+        assert marked, context.stdout
+        assert marked <= {source[line - 1].strip() for _, line in where}, context.stdout
+
+
+def test_mode_agreement_detects_a_disagreement():
+    """The look-alike: positions taken from another script's report do not match."""
+    a = positions(spatch("sem_atomic", "report", "sem_atomic.c").stdout, _REPORT_POS)
+    b = positions(spatch("sem_balance", "org", "sem_balance.c").stdout, _ORG_POS)
+    assert a and b and a != b
 
 
 @pytest.mark.parametrize("name", SCRIPTS)

@@ -14,6 +14,7 @@ Every fixture is also a negative case for every detector it does not name: the s
 report kinds found must be exactly KIND + ALSO.
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -66,10 +67,27 @@ def test_fixture_set_is_real_and_covers_the_kinds():
     assert {"panic", "hang", "none"} <= kinds
 
 
-def test_parse_is_deterministic():
+def _restamp(body: str, shift: float) -> str:
+    """The same log as another boot would print it: every timestamp moved."""
+    return re.sub(r"^\[\s*(\d+\.\d+)\]",
+                  lambda m: f"[{float(m.group(1)) + shift:12.6f}]", body, flags=re.M)
+
+
+def _titles(body: str) -> list[tuple[str, str]]:
+    return [(r.kind, r.title) for r in parse_log(body).reports]
+
+
+def test_titles_are_stable_across_boots():
+    """Timestamps differ from boot to boot; the reports' kinds and titles must not."""
     for path in FIXTURES:
         _, body = load(path)
-        assert parse_log(body) == parse_log(body)
+        assert _titles(_restamp(body, 1234.5)) == _titles(body), path.name
+
+
+def test_title_stability_is_not_blindness():
+    """The look-alike: the same log with the culprit's name changed gets a new title."""
+    _, body = load(LOGS / "circular-locking-abba.log")
+    assert _titles(body.replace("check_abba", "check_other")) != _titles(body)
 
 
 def _first(name: str):

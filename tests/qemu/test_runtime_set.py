@@ -1,18 +1,24 @@
 """The runtime set's harness pieces without a kernel: the QEMU command line and the QMP
-key presses, the mutex_debug warnings in the parser, the variants (commits made with a
-temporary index), the devices and the evaluation of a runtime boot."""
+key presses, the mutex_debug warnings in the parser, the variants (made by the marking mechanism,
+spatch on a small kernel tree), the devices and the evaluation of a runtime boot."""
 
 import json
+import os
+import shutil
 import socket
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from classify import evidence as rt
+from classify.convert.marking import MARKING_NAME, SUBJECT
+from classify.tree import GIT_ENV
 from qemu import runtime
+from qemu.source import Source
 from qemu.parse import clean_lines, find_reports, parse_log
 from qemu.run import KEYS_TRIGGER, RunRequest, RunStatus, key_events, qemu_command, run_qemu
 from qemu.scenarios import load_scenario, named_set, standard_set
@@ -131,25 +137,147 @@ def test_plan_variants_trust_first_and_marks():
 
 def git(repo, *args):
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          check=True).stdout.strip()
+                          check=True, env={**os.environ, **GIT_ENV}).stdout.strip()
 
 
-def test_variant_commits_leave_the_worktree_alone(tmp_path):
-    repo = tmp_path / "k"
+# A small kernel tree with the series applied as prepare_source leaves it: 0001, the
+# series' own marking (here the line edit of x.s's declaration, blind to its alias in
+# a.c), 0005.  x.s is declared in a.h and aliased by a local pointer in a.c (the
+# two-file case a line edit misses); y.s is its look-alike (same member name, another
+# struct), never to be marked; b.c's other gives its address to a function (the
+# script refuses it); c.c's spare is a counting semaphore no scenario names.
+A_H = "struct x {\n\tstruct semaphore s;\n\tstruct semaphore t;\n};\nstruct y {\n" \
+      "\tstruct semaphore s;\n};\n"
+A_C = """#include "a.h"
+
+void fa(struct x *xx, struct y *yy)
+{
+\tstruct semaphore *p = &xx->s;
+\tstruct semaphore *q = &yy->s;
+
+\tsema_init(&xx->s, 2);
+\tsema_init(&xx->t, 1);
+\tdown(p);
+\tup(p);
+\tdown(q);
+\tup(q);
+\tdown(&xx->t);
+\tup(&xx->t);
+}
+"""
+B_C = """static struct semaphore other;
+
+void take(struct semaphore *s);
+
+void fb(void)
+{
+\tsema_init(&other, 3);
+\ttake(&other);
+}
+"""
+C_C = "static struct semaphore spare;\n\nvoid fc(void)\n{\n\tsema_init(&spare, 4);\n" \
+      "\tdown(&spare);\n}\n"
+SERIES = ["0001-first.patch", MARKING_NAME, "0005-later.patch"]
+
+
+def small_sem(sid, cls, line, kind, init=()):
+    path = sid.split(":")[0]
+    return {"id": sid, "class": cls, "declared": {"path": path, "line": line, "kind": kind},
+            "init": [{"path": p, "line": ln} for p, ln in init], "ops": []}
+
+
+SMALL_AUDIT = [small_sem("fs/a.h:x.s", "counting", 2, "member", [("fs/a.c", 5)]),
+               small_sem("fs/a.h:x.t", "unknown", 3, "member", [("fs/a.c", 9)]),
+               small_sem("fs/a.h:y.s", "unknown", 6, "member", [("fs/a.c", 6)]),
+               small_sem("fs/b.c:other", "counting", 1, "static", [("fs/b.c", 7)]),
+               small_sem("fs/c.c:spare", "counting", 1, "static", [("fs/c.c", 5)])]
+
+
+def small_kernel(root: Path) -> tuple[Path, Path]:
+    """(the tree, the series directory holding the patch after the marking)."""
+    repo = root / "k"
     (repo / "fs").mkdir(parents=True)
-    (repo / "fs" / "a.h").write_text("struct x {\n\tstruct semaphore s;\n};\n")
+    (repo / "kernel").mkdir()
+    for rel, text in {"Makefile": "VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 192\n",
+                      "fs/a.h": A_H, "fs/a.c": A_C, "fs/b.c": B_C, "fs/c.c": C_C}.items():
+        (repo / rel).write_text(text)
     git(repo, "init", "-q")
-    git(repo, "add", ".")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
-    base = git(repo, "rev-parse", "HEAD")
-    sems = {"fs/a.h:x.s": {"declared": {"path": "fs/a.h", "line": 2}}}
-    edits = runtime.marking_edits(repo, base, sems, ["fs/a.h:x.s"], True)
-    c = runtime.commit_edits(repo, base, edits, "mark")
-    assert git(repo, "rev-parse", "HEAD") == base and git(repo, "status", "--porcelain") == ""
-    assert "struct arch_semaphore s;" in runtime.show(repo, c, "fs/a.h")
-    assert runtime.marked_ids(repo, c, sems) == frozenset({"fs/a.h:x.s"})
-    assert runtime.marked_ids(repo, base, sems) == frozenset()
-    assert runtime.commit_edits(repo, base, {}, "nothing") == base
+    for subject, rel, text in [
+            ("base", None, None),
+            ("locking: semaphore: Introduce struct arch_semaphore", "Kconfig", "# arch\n"),
+            (SUBJECT, "fs/a.h", A_H.replace("struct semaphore s;", "struct arch_semaphore s;", 1)),
+            ("later", "kernel/after.c", "int after;\n")]:
+        if rel:
+            (repo / rel).write_text(text)
+        git(repo, "add", ".")
+        git(repo, "commit", "-q", "-m", subject)
+    series = root / "kp"
+    series.mkdir()
+    (series / SERIES[2]).write_text(git(repo, "format-patch", "-1", "--stdout", "HEAD") + "\n")
+    return repo, series
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """The small kernel and its variants, made once (spatch takes seconds per file)."""
+    if shutil.which("spatch") is None:
+        pytest.skip("spatch missing")
+    root = tmp_path_factory.mktemp("runtime")
+    repo, series = small_kernel(root)
+    source = Source(repo, repo, SERIES, "x")
+    sems = {s["id"]: s for s in SMALL_AUDIT}
+    names = ["trust", "unmark:fs/a.h:x.s", "unmark:fs/a.h:x.t", "unmark:fs/b.c:other"]
+    head = git(repo, "rev-parse", "HEAD")
+    variants = runtime.make_variants(source, sems, names,
+                                     ["fs/a.h:x.s", "fs/a.h:x.t", "fs/b.c:other"],
+                                     root / "mark", series)
+    return SimpleNamespace(root=root, repo=repo, series=series, source=source, sems=sems,
+                           head=head, names=names, variants={v.name: v for v in variants})
+
+
+def test_variants_are_made_by_the_marking_mechanism(small):
+    repo, v = small.repo, small.variants
+    # the source tree (HEAD and files) is not touched
+    assert git(repo, "rev-parse", "HEAD") == small.head
+    assert git(repo, "status", "--porcelain") == ""
+
+    def show(name, path):
+        return git(repo, "show", f"{v[name].commit}:{path}") + "\n"
+    trust_h, trust_c = show("trust", "fs/a.h"), show("trust", "fs/a.c")
+    # trust: x.s marked with its alias in the other file; the look-alike y.s untouched
+    assert trust_h == A_H.replace("struct semaphore s;", "struct arch_semaphore s;", 1) \
+        .replace("struct semaphore t;", "struct arch_semaphore t;")
+    assert trust_c == A_C.replace("struct semaphore *p", "struct arch_semaphore *p")
+    assert "static struct arch_semaphore spare;" in show("trust", "fs/c.c")   # the pool
+    assert show("trust", "fs/b.c") == B_C                                    # refused
+    assert show("trust", "kernel/after.c") == "int after;\n"        # the series goes on
+    assert v["trust"].marked == {"fs/a.h:x.s", "fs/a.h:x.t", "fs/c.c:spare"}
+    assert list(v["trust"].not_marked) == ["fs/b.c:other"]
+    assert v["trust"].not_marked["fs/b.c:other"].startswith("refused: ")
+    assert "its address goes elsewhere" in v["trust"].not_marked["fs/b.c:other"]
+    # unmark:x.s is the exact inverse of its marking, the alias included
+    assert show("unmark:fs/a.h:x.s", "fs/a.c") == A_C
+    assert show("unmark:fs/a.h:x.s", "fs/a.h") == A_H.replace("struct semaphore t;",
+                                                              "struct arch_semaphore t;")
+    assert v["unmark:fs/a.h:x.s"].marked == v["trust"].marked - {"fs/a.h:x.s"}
+    assert v["unmark:fs/a.h:x.t"].marked == v["trust"].marked - {"fs/a.h:x.t"}
+    # a refused id has no variant, and says why
+    refused = v["unmark:fs/b.c:other"]
+    assert not refused.commit and "not marked in trust" in refused.refused
+    assert "its address goes elsewhere" in refused.refused
+    for name in ("trust", "unmark:fs/a.h:x.s", "unmark:fs/a.h:x.t"):
+        assert "struct y {\n\tstruct semaphore s;\n};" in show(name, "fs/a.h")
+
+
+def test_a_second_run_reuses_the_marking(small, monkeypatch):
+    def no_spatch(*a, **kw):
+        raise AssertionError("the marking ran again")
+    monkeypatch.setattr(runtime, "mark_commits", no_spatch)
+    again = runtime.make_variants(small.source, small.sems, small.names,
+                                  ["fs/a.h:x.s", "fs/a.h:x.t", "fs/b.c:other"],
+                                  small.root / "mark", small.series)
+    assert {v.name: (v.commit, v.marked) for v in again} == {
+        v.name: (v.commit, v.marked) for v in small.variants.values()}
 
 
 def test_device_args_and_slug():
@@ -215,34 +343,21 @@ def test_count_warning_names_its_semaphore():
     assert plain.locks == []
 
 
-def test_runtime_test_orchestration(tmp_path, monkeypatch):
-    """The whole chain with fake build and boot: variants in order, one build each,
-    the build failure of a challenge as its evidence, runtime.json with every id."""
+def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
+    """The whole chain with fake build and boot, on the variants of the small kernel
+    (reused from its stamp): variants in order, one build each, the build failure of a
+    probe as its evidence, a variant that cannot be made named, runtime.json with every
+    id and what each variant marks."""
     from qemu.boot import BootResult
     from qemu.scenarios import Scenario
-    from qemu.source import Source
-    repo = tmp_path / "k"
-    (repo / "fs").mkdir(parents=True)
-    (repo / "fs" / "a.h").write_text("struct x {\n\tstruct semaphore s;\n\tstruct semaphore t;\n};\n")
-    (repo / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 192\n")
-    git(repo, "init", "-q")
-    git(repo, "add", ".")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
-    audit = {"semaphores": [
-        {"id": "fs/a.h:x.s", "class": "counting",
-         "declared": {"path": "fs/a.h", "line": 2, "kind": "member"},
-         "init": [{"path": "fs/a.c", "line": 5}], "ops": []},
-        {"id": "fs/a.h:x.t", "class": "unknown",
-         "declared": {"path": "fs/a.h", "line": 3, "kind": "member"},
-         "init": [{"path": "fs/a.c", "line": 9}], "ops": []},
-        {"id": "fs/b.c:other", "class": "counting",
-         "declared": {"path": "fs/b.c", "line": 1, "kind": "static"}, "init": [], "ops": []}]}
     apath = tmp_path / "reports" / "audit.json"
     apath.parent.mkdir()
-    apath.write_text(json.dumps(audit))
+    apath.write_text(json.dumps({"semaphores": SMALL_AUDIT}))
     monkeypatch.setattr(runtime, "audit_path", lambda v: apath)
     monkeypatch.setattr(runtime, "check_kernel_tree", lambda k: type("T", (), {"version": "6.1.192"}))
-    monkeypatch.setattr(runtime, "prepare_source", lambda k: Source(k, repo, [], "x"))
+    monkeypatch.setattr(runtime, "prepare_source", lambda k: small.source)
+    monkeypatch.setattr(runtime, "MARK_TREE", small.root / "mark")
+    monkeypatch.setattr(runtime, "SERIES_DIR", small.series)
     monkeypatch.setattr(runtime, "RUNTIME_DIR", tmp_path / "rt")
     built = []
 
@@ -278,14 +393,19 @@ def test_runtime_test_orchestration(tmp_path, monkeypatch):
                         variant=variant, about=tuple(about), verdict=verdict)
     scs = [scn("t-challenge", "unmark:fs/a.h:x.s", ["fs/a.h:x.s"]),
            scn("t-trust", "trust", ["fs/a.h:x.s", "fs/a.h:x.t"]),
-           scn("t-probe", "unmark:fs/a.h:x.t", ["fs/a.h:x.t"], "not_built")]
+           scn("t-probe", "unmark:fs/a.h:x.t", ["fs/a.h:x.t"], "not_built"),
+           scn("t-other", "unmark:fs/b.c:other", ["fs/b.c:other"])]
     out = tmp_path / "boots"
     out.mkdir()
     results, data = runtime.runtime_test(scs, tmp_path, out, record=tmp_path / "runtime.json")
     assert built == ["trust", "unmark:fs/a.h:x.s", "unmark:fs/a.h:x.t"]
     assert booted == [("t-trust", "trust"), ("t-challenge", "unmark:fs/a.h:x.s"),
                       ("t-probe", "unmark:fs/a.h:x.t")]
-    recs = json.loads((tmp_path / "runtime.json").read_text())["semaphores"]
+    other = [r for r in results if r.scenario == "t-other"][0]
+    assert not other.passed and "not made" in other.problems[0] \
+        and "refused" in other.problems[0]
+    record = json.loads((tmp_path / "runtime.json").read_text())
+    recs = record["semaphores"]
     assert recs["fs/a.h:x.s"]["status"] == "violated"
     assert recs["fs/a.h:x.s"]["boots"][0] == {"boot": "t-trust", "ran_as": "semaphore",
                                               "result": "clean", "ops": 7,
@@ -293,9 +413,18 @@ def test_runtime_test_orchestration(tmp_path, monkeypatch):
     assert (recs["fs/a.h:x.t"]["status"], recs["fs/a.h:x.t"]["kind"]) == ("violated",
                                                                           "build_error")
     assert recs["fs/b.c:other"]["status"] == "not-built"
-    assert data["trust_marks"] == ["fs/a.h:x.s", "fs/a.h:x.t"]
+    assert record["boots"]["t-other"]["verdict"] == "not_made"
+    assert data["trust_marks"] == ["fs/a.h:x.s", "fs/a.h:x.t", "fs/b.c:other"]
+    variants = record["variants"]
+    assert variants["trust"]["marked"] == ["fs/a.h:x.s", "fs/a.h:x.t", "fs/c.c:spare"]
+    assert list(variants["trust"]["not_marked"]) == ["fs/b.c:other"]
+    assert variants["unmark:fs/a.h:x.s"] == {"unmarks": "fs/a.h:x.s"}
+    assert "refused" in variants["unmark:fs/b.c:other"]["not_made"]
     summary = runtime.summary(results, data, {s.name: list(s.about) for s in scs})
     assert "runtime: fs/a.h:x.s: violated: bad_unlock_balance" in summary
+    assert "runtime: trust: fs/b.c:other NOT MARKED, runs as a debug mutex: refused: " \
+        in summary
+    assert "runtime: variant unmark:fs/b.c:other NOT MADE: " in summary
 
 
 # Real console logs of runtime boots (tests/qemu/logs/runtime-*.log): the header's SEM

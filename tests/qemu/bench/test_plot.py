@@ -56,8 +56,14 @@ def test_text_is_escaped():
     assert "handoff &lt;a&amp;b&gt;" in chart()
 
 
-def test_an_empty_chart_is_still_valid():
-    ET.fromstring(line_chart([]))
+@pytest.mark.parametrize("series,points", [
+    ({}, 0),                                            # an empty panel: nothing drawn
+    ({"mutex": [Point(1, 5, 4, 6)]}, 1),                # the look-alike: one point drawn
+])
+def test_a_chart_draws_exactly_the_points_it_is_given(series, points):
+    root = ET.fromstring(line_chart([Panel("p", "x", "y", series)]))
+    assert len(root.findall(".//svg:circle", NS)) == points
+    assert len(root.findall(".//svg:polyline", NS)) == (1 if points else 0)
 
 
 @pytest.mark.parametrize("value,top", [(0, 1.0), (7, 10), (1200, 2000), (2100, 2500),

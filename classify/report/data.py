@@ -1,0 +1,142 @@
+"""The audit as data: audit.json (sorted, stable), and the records other commands
+leave beside it (patches.json, runtime.json), read back for every report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from classify.audit import Audit, SemResult
+from classify.rules import CLASSES
+
+
+SCHEMA = "sem2mutex-audit-1"
+
+
+def _sem_json(r: SemResult) -> dict:
+    d, sf, v = r.decl, r.facts, r.verdict
+    return {
+        "id": d.id,
+        "class": v.cls,
+        "reasons": v.reasons,
+        "settle": v.settle,
+        "evidence": v.evidence,
+        "subsystem": r.subsystem,
+        "declared": {"path": d.path, "line": d.line, "kind": d.kind,
+                     "array": d.array, "struct": d.struct, "function": d.func},
+        "init": [{"path": i.path, "line": i.line, "form": i.form, "count": i.count,
+                  "value": i.value} for i in sorted(set(sf.inits),
+                                                     key=lambda i: (i.path, i.line))],
+        "ops": [{"path": o.path, "line": o.line, "op": o.op, "function": o.func,
+                 "analysed": o.analysed, "balanced": o.balanced, "atomic": o.atomic}
+                for o in sorted(set(sf.ops), key=lambda o: (o.path, o.line, o.op))],
+        "possible_ops": [{"path": o.path, "line": o.line, "op": o.op, "function": o.func,
+                          "note": o.note} for o in sf.possible_ops],
+        "escapes": [{"path": e.path, "line": e.line, "function": e.func, "to": e.to}
+                    for e in sf.escapes],
+    }
+
+
+def load_runtime(path: Path) -> dict | None:
+    """runtime.json (written by `make boot-test SCENARIOS=runtime`) next to an audit."""
+    return load_patches(path)
+
+
+def _runtime_counts(sems: list[dict]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for s in sems:
+        st = s["runtime"]["status"]
+        out[st] = out.get(st, 0) + 1
+    return out
+
+
+def _runtime_intro(runtime: dict, sems: list[dict]) -> str:
+    c = _runtime_counts(sems)
+    return (f"DEBUG_MUTEX_FULL boots on {runtime.get('config', '?')} "
+            f"({len(runtime.get('boots', {}))} boots; trust kernels mark the counting pool "
+            "struct arch_semaphore, each challenge or probe kernel leaves one semaphore a "
+            "debug mutex): " + ", ".join(f"{k} {c[k]}" for k in
+                                         ("clean", "violated", "not-exercised", "not-built")
+                                         if k in c) + ".")
+
+
+def load_patches(path: Path) -> dict | None:
+    """patches.json (written by `make patches`) next to an audit, if there is one."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _patch_cell(rec: dict) -> str:
+    """One line: the patch and its verification, or why there is none."""
+    if rec.get("status") != "converted":
+        return f"{rec.get('status', '?')}: " + "; ".join(rec.get("why", [])[:2])
+    text = f"{rec.get('series', '')}/{rec.get('patch', '')}"
+    if "verify" in rec:
+        text += f": {rec['verify']}"
+        cp = rec.get("checkpatch") or {}
+        if cp:
+            text += (f" (checkpatch {cp.get('errors', 0)} errors, {cp.get('warnings', 0)} "
+                     f"warnings, {cp.get('checks', 0)} checks; "
+                     f"{len(rec.get('new_sparse', []))} new sparse warnings)")
+        nb = [f"{f}: {b}" for f, b in rec.get("build", {}).items() if b.startswith("not built")]
+        if nb:
+            text += "; " + "; ".join(nb)
+        if rec.get("problems"):
+            text += "; " + "; ".join(rec["problems"])
+    else:
+        text += ": not verified"
+    return text
+
+
+def to_json(a: Audit, patches: dict | None = None,
+            runtime: dict | None = None) -> dict:
+    counts = Counter(r.verdict.cls for r in a.results)
+    sems = [_sem_json(r) for r in sorted(a.results, key=lambda r: r.decl.id)]
+    if patches is not None:
+        recs = patches.get("semaphores", {})
+        for s in sems:
+            if s["id"] in recs:
+                s["patch"] = recs[s["id"]]
+    if runtime is not None:
+        recs = runtime.get("semaphores", {})
+        for s in sems:
+            s["runtime"] = recs.get(s["id"], {"status": "not-run"})
+    return {
+        "schema": SCHEMA,
+        "kernel_version": a.version,
+        "files_scanned": a.files,
+        "counts": {c: counts.get(c, 0) for c in CLASSES},
+        "total": len(a.results),
+        "semaphores": sems,
+        "failures": [{"path": f.path, "status": f.status, "error": f.error}
+                     for f in a.failures],
+        "unparsed_functions": _unparsed(a),
+        "unresolved_ops": [{"path": o.path, "line": o.line, "op": o.op, "expr": o.expr,
+                            "function": o.func, "why": o.note,
+                            "candidates": list(o.candidates)} for o in a.unresolved_ops],
+        "pointers": [{"id": d.id, "path": d.path, "line": d.line, "kind": d.kind,
+                      "ops": [{"path": o.path, "line": o.line, "op": o.op,
+                               "function": o.func} for o in ops]}
+                     for d, ops in a.pointers],
+    }
+
+
+def _unparsed(a: Audit) -> list[dict]:
+    """Functions holding a semaphore call that spatch did not see (parse failure)."""
+    seen = {}
+    for r in a.results:
+        for o in r.facts.ops:
+            if not o.analysed:
+                key = (o.path, o.func)
+                seen.setdefault(key, []).append(o.line)
+    return [{"path": p, "function": f, "lines": sorted(set(lines))}
+            for (p, f), lines in sorted(seen.items())]
+
+
+def write_json(a: Audit, path: Path, patches: dict | None = None,
+               runtime: dict | None = None) -> None:
+    path.write_text(json.dumps(to_json(a, patches, runtime), indent=1, sort_keys=True) + "\n")

@@ -1,0 +1,95 @@
+"""audit.md: the unknown pool first (why, and what would settle it), then every
+pool, for a maintainer reading it on a forge or in a terminal.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from classify.audit import Audit
+from classify.evidence import summary_line
+from classify.report.data import _patch_cell, _runtime_intro, to_json
+from classify.rules import CLASSES
+
+
+def _md_escape(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(a: Audit, patches: dict | None = None,
+                runtime: dict | None = None) -> str:
+    data = to_json(a, patches, runtime)
+    out = [f"# sem2mutex audit: Linux {a.version}", ""]
+    out.append(f"{data['total']} struct semaphores in {a.files} files that can matter.")
+    out.append("")
+    out.append("| class | count |")
+    out.append("|---|---|")
+    for c in CLASSES:
+        out.append(f"| {c} | {data['counts'][c]} |")
+    out.append("")
+    if data["failures"]:
+        out += ["## Files spatch could not analyse", ""]
+        for f in data["failures"]:
+            out.append(f"- `{f['path']}`: {f['status']}: {_md_escape(f['error'])}")
+        out.append("")
+    if data["unparsed_functions"]:
+        out += ["## Functions and macros spatch did not analyse (with a semaphore call)", ""]
+        for u in data["unparsed_functions"]:
+            out.append(f"- `{u['path']}`: {u['function'] or '(file scope)'}() "
+                       f"(lines {', '.join(str(x) for x in u['lines'])})")
+        out.append("")
+    sems = data["semaphores"]
+    with_patch = [s for s in sems if "patch" in s]
+    if with_patch:
+        out += ["## Conversion patches (`make patches`)", "",
+                f"Verified on {patches.get('config', '?')}.", "",
+                "| semaphore | class | patch and its verification |", "|---|---|---|"]
+        for s in with_patch:
+            out.append(f"| `{s['id']}` | {s['class']} | {_md_escape(_patch_cell(s['patch']))} |")
+        out.append("")
+    if runtime is not None:
+        out += ["## Runtime evidence (`make boot-test SCENARIOS=runtime`)", "",
+                _runtime_intro(runtime, sems), "",
+                "| semaphore | class | runtime |", "|---|---|---|"]
+        for s in sems:
+            out.append(f"| `{s['id']}` | {s['class']} | "
+                       f"{_md_escape(summary_line(s['runtime']))} |")
+        out.append("")
+    out += ["## The unknown pool", "",
+            "| semaphore | why unknown | what would settle it |", "|---|---|---|"]
+    for s in sems:
+        if s["class"] == "unknown":
+            out.append(f"| `{s['id']}` | {_md_escape('; '.join(s['reasons']))} | "
+                       f"{_md_escape(s['settle'])} |")
+    out.append("")
+    by_sub = defaultdict(list)
+    for s in sems:
+        by_sub[s["subsystem"]].append(s)
+    out += ["## By subsystem", ""]
+    for sub in sorted(by_sub):
+        out += [f"### {sub}", "", "| semaphore | class | reasons | evidence |",
+                "|---|---|---|---|"]
+        for s in by_sub[sub]:
+            out.append(f"| `{s['id']}` | {s['class']} | {_md_escape('; '.join(s['reasons']))}"
+                       f" | {_md_escape('<br>'.join(s['evidence'][:8]))} |")
+        out.append("")
+    if data["unresolved_ops"]:
+        out += ["## Calls whose semaphore could not be resolved", ""]
+        for o in data["unresolved_ops"]:
+            out.append(f"- `{o['path']}:{o['line']}` {o['op']}({_md_escape(o['expr'])}) "
+                       f"in {o['function']}(): {_md_escape(o['why'])}")
+        out.append("")
+    if data["pointers"]:
+        out += ["## Pointers to semaphores (not semaphores of their own)", ""]
+        for p in data["pointers"]:
+            ops = ", ".join(f"{o['op']}() at {o['path']}:{o['line']}" for o in p["ops"])
+            out.append(f"- `{p['id']}` ({p['kind']}, {p['path']}:{p['line']})"
+                       + (f": {ops}" if ops else ""))
+        out.append("")
+    return "\n".join(out)
+
+
+def write_markdown(a: Audit, path: Path, patches: dict | None = None,
+                   runtime: dict | None = None) -> None:
+    path.write_text(to_markdown(a, patches, runtime))
