@@ -1,6 +1,9 @@
 """Stage 5, parse: a saved console log in, structured results out.  Pure functions; no
 kernel and no QEMU needed, so everything here is tested against real logs kept as
 fixtures in tests/qemu/logs/ (the way kunit_parser.py and syzkaller's pkg/report are).
+Any machine's log: x86_64, arm64 and arm; console captures, dmesg and journalctl -k
+output; lockdep's banners since 2.6.18; logs of other kernels and tools are fixtures
+derived from ours by tests/qemu/logs/derive.py.
 
   parse_ktap(lines)     nested KTAP (KUnit's boot-time suites, our /init's results)
   find_reports(lines)   lockdep / mutex-debug / BUG / Oops / WARNING / panic / hung task
@@ -259,8 +262,9 @@ _LOCK = re.compile(r"\((?P<name>(?:[^(){}\s]|\([^(){}]*\))(?:[^(){}]|\([^(){}]*\
                    r"\{(?P<usage>[-+.?]*)\}(?:-\{[\d:]+\})?"
                    r"(?:, at: (?:\[<[0-9a-f]+>\] )?(?P<at>\S+))?")
 _RELEASE = re.compile(r"^(?P<task>\S+) is trying to release lock \((?P<name>.+)\) at:")
-_TASK = re.compile(r"^(?P<task>\S+/\d+) is (?:trying to acquire|trying to lock|trying to release|freeing "
-                   r"memory|leaving the kernel|exiting with locks)|^\d+ locks? held by (?P<task2>\S+/\d+):"
+_TASK = re.compile(r"^(?P<task>\S+/\d+) is (?:trying to acquire|trying to lock|trying to "
+                   r"release|freeing memory|leaving the kernel|exiting with locks)"
+                   r"|^\d+ locks? held by (?P<task2>\S+/\d+):"
                    r"|pid: (?P<pid>\d+), name: (?P<comm>\S+)"
                    r"|^CPU: \d+ PID: (?P<pid2>\d+) Comm: (?P<comm2>\S+)"
                    r"|^Pid: (?P<pid3>\d+), comm: (?P<comm3>\S+)"            # x86 before 3.x
@@ -315,7 +319,8 @@ _REPORTING = re.compile(
     r"vpanic|do_error_trap|do_trap|die|oops_end|__die\w*|do_exit|make_task_dead|"
     r"rewind_stack_\w+|hlock_class|look_up_lock_class|lockdep_init_map\w*|"
     r"lock_is_held\w*|add_lock_to_list|__bfs|check_path|trace_hardirqs_\w+|"
-    r"__schedule|schedule|schedule_\w+|io_schedule\w*|preempt_schedule\w*|_*cond_resched|"
+    r"__schedule|schedule|schedule_(?:timeout\w*|preempt_disabled|hrtimeout\w*|idle)|"
+    r"io_schedule\w*|preempt_schedule\w*|_*cond_resched|"
     r"__wait_for_common|wait_for_common\w*|do_wait_for_common|wait_for_completion\w*|"
     r"kasan_\w+|__kasan_\w+|__asan_\w+|check_memory_region\w*|start_report|end_report|"
     r"arm64_notify_die|do_mem_abort|el1_\w+|el1h_64_\w+|__do_kernel_fault|"
