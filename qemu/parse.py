@@ -1,6 +1,9 @@
 """Stage 5, parse: a saved console log in, structured results out.  Pure functions; no
 kernel and no QEMU needed, so everything here is tested against real logs kept as
 fixtures in tests/qemu/logs/ (the way kunit_parser.py and syzkaller's pkg/report are).
+Any machine's log: x86_64, arm64 and arm; console captures, dmesg and journalctl -k
+output; lockdep's banners since 2.6.18; logs of other kernels and tools are fixtures
+derived from ours by tests/qemu/logs/derive.py.
 
   parse_ktap(lines)     nested KTAP (KUnit's boot-time suites, our /init's results)
   find_reports(lines)   lockdep / mutex-debug / BUG / Oops / WARNING / panic / hung task
@@ -16,12 +19,24 @@ from dataclasses import dataclass, field
 HARNESS_PREFIX = "s2m-harness: "
 INIT_DONE = "s2m-init: done"
 
-_PREFIX = re.compile(r"^\[\s*\d+\.\d+\](?:\[\s*[TC]\d+\])? ?")
+# What other machines put before the kernel's own text, in the order it appears:
+#   journalctl -k / syslog   "Dec 03 12:00:00 host kernel: "  (short, or -o short-iso)
+#   dmesg -r, /dev/kmsg       "<4>"
+#   CONFIG_PRINTK_TIME        "[    1.234567]"     (dmesg: the same, then one space)
+#   CONFIG_PRINTK_CALLER      "[    T123]" / "[     C1]" right after the time (console)
+#                             or after one space (dmesg of util-linux 2.38 and later)
+# Only the prefix goes: the kernel's own leading blanks (frames, lock lines) stay.
+_JOURNAL = (r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"
+            r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:[+-]\d\d:?\d\d|Z)?)"
+            r" \S+ kernel: ")
+_PREFIX = re.compile(r"^(?:" + _JOURNAL + r")?(?:<\d{1,3}>(?=\S))?"
+                     r"(?:(?:\[\s*\d+\.\d+\])(?: ?\[\s*[TC]\d+\])? ?)?")
 
 
 def clean_lines(text: str) -> list[str]:
-    """Console text -> lines without CRs and without printk timestamp prefixes."""
-    return [_PREFIX.sub("", line.rstrip("\r")) for line in text.splitlines()]
+    """Console text -> lines without CRs and without the journal, log level, printk
+    timestamp and caller id prefixes any of the formats above put in front."""
+    return [_PREFIX.sub("", line.rstrip("\r"), count=1) for line in text.splitlines()]
 
 
 # ---------------------------------------------------------------------------- KTAP
@@ -172,44 +187,65 @@ class Report:
     body: list[str] = field(default_factory=list)
 
 
+# Lockdep's banners: "WARNING: <what>" since 4.14, "[ INFO: <what> ]" or "[ BUG: <what> ]"
+# from 2.6.18 to 4.13 (commit a5dd63efda3d, "lockdep: Use "WARNING" tag on lockdep
+# splats").  Both spellings are one kind, and the title always uses the modern one so
+# that the same bug has the same title on every kernel.
+def _lockdep(what: str, old: str = "(?:INFO|BUG)") -> str:
+    return rf"^(?:WARNING: |(?P<old>\[ {old}: )){what}(?(old).*\]\s*$)"
+
+
 # (kind, regex on the headline); the first match wins.
 REPORT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [(k, re.compile(p)) for k, p in [
-    ("circular_locking", r"^WARNING: possible circular locking dependency detected"),
-    ("recursive_locking", r"^WARNING: possible recursive locking detected"),
-    ("bad_unlock_balance", r"^WARNING: bad unlock balance detected!"),
-    ("held_lock_freed", r"^WARNING: held lock freed!"),
-    ("lock_held_at_exit", r"^WARNING: (?P<task>\S+) still has locks held!"),
-    ("lock_held_return_to_user", r"^WARNING: lock held when returning to user space!"),
-    ("inconsistent_lock_state", r"^WARNING: inconsistent lock state"),
-    ("irq_lock_inversion", r"^WARNING: possible irq lock inversion dependency detected"),
-    ("irq_unsafe_lock_order", r"^WARNING: \S+-safe -> \S+-unsafe lock order detected"),
-    ("nested_lock", r"^WARNING: Nested lock was not taken"),
-    ("suspicious_rcu", r"^WARNING: suspicious RCU usage"),
+    ("circular_locking", _lockdep(r"possible circular locking dependency detected")),
+    ("recursive_locking", _lockdep(r"possible recursive locking detected")),
+    ("bad_unlock_balance", _lockdep(r"bad unlock balance detected!")),
+    ("held_lock_freed", _lockdep(r"held lock freed!")),
+    ("lock_held_at_exit", _lockdep(r"(?P<task>\S+) still has locks held!")),
+    # 2.6.18 to 3.x said it without naming the task (the next line does)
+    ("lock_held_at_exit", r"^\[ BUG: lock held at task exit time! \]"),
+    ("lock_held_return_to_user", _lockdep(r"lock held when returning to user space!")),
+    ("inconsistent_lock_state", _lockdep(r"inconsistent lock state")),
+    ("irq_lock_inversion", _lockdep(r"possible irq lock inversion dependency detected")),
+    ("irq_unsafe_lock_order", _lockdep(r"\S+-safe -> \S+-unsafe lock order detected")),
+    ("nested_lock", _lockdep(r"Nested lock was not taken")),
+    ("suspicious_rcu", _lockdep(r"suspicious (?:RCU|rcu_dereference_check\(\)) usage")),
     ("sleep_in_atomic", r"^BUG: sleeping function called from invalid context"),
     ("sleep_in_atomic", r"^BUG: scheduling while atomic"),
     ("invalid_wait_context", r"^\[ BUG: Invalid wait context \]"),
     ("chain_key_collision", r"^WARNING: chain_key collision"),
-    ("bad_contention", r"^WARNING: bad contention detected!"),
+    ("bad_contention", _lockdep(r"bad contention detected!")),
     ("non_static_key", r"^INFO: trying to register non-static key"),
     ("debug_locks_warn_on", r"^DEBUG_LOCKS_WARN_ON\(.*\)"),
     # kernel-patches 0009: a semaphore running as a debug mutex used in an interrupt
     ("mutex_debug_context", r"^mutex_debug (?P<lock>\S+): (?P<op>\w+)\(\) in interrupt context"),
-    ("hung_task", r"^INFO: task (?P<task>\S+:\d+) blocked for more than \d+ seconds"),
+    # hung_task.c prints "%s:%d": the comm may itself hold ':' (kworker/0:1), so the
+    # pid is what follows the last one
+    ("hung_task", r"^INFO: task (?P<comm>.+):(?P<pid>\d+) blocked for more than \d+ seconds"),
     ("bug", r"^kernel BUG at (?P<loc>\S+)!"),
     ("oops", r"^BUG: kernel NULL pointer dereference"),
-    ("oops", r"^BUG: unable to handle page fault"),
+    ("oops", r"^BUG: unable to handle (?:page fault|kernel )"),
     ("oops", r"^(?:general protection fault|Oops: |invalid opcode: )"),
+    # arm and arm64 (mm/fault.c die_kernel_fault / __do_kernel_fault, traps.c die)
+    ("oops", r"^Unable to handle kernel (?P<what>.+?) at virtual address "),
+    ("oops", r"^Internal error: "),
     ("bug", r"^BUG: "),
     ("warning", r"^WARNING: CPU: \d+ PID: \d+ at (?P<loc>\S+) (?P<func>\S+)"),
+    ("warning", r"^WARNING: at (?P<loc>\S+) (?P<func>\S+)"),      # before 3.10
     ("panic", r"^Kernel panic - not syncing: "),
     ("hang", r"^" + re.escape(HARNESS_PREFIX) + r"timeout after "),
 ]]
 
 # A headline of kind B right after an open report of kind A belongs to A (within N lines):
-# DEBUG_LOCKS_WARN_ON() is followed by its WARNING: line, kernel BUG/NULL deref by Oops:.
+# DEBUG_LOCKS_WARN_ON() is followed by its WARNING: line, kernel BUG/NULL deref by Oops:
+# (arm: "Internal error: Oops").
 _CONTINUES = {"debug_locks_warn_on": ({"warning"}, 4), "mutex_debug_context": ({"warning"}, 4),
               "bug": ({"oops"}, 12),
               "oops": ({"oops"}, 12), "non_static_key": ({"warning"}, 12)}
+# ... and the other order: where WARN() has no trap (arm, every arch before 4.x's
+# __WARN_FLAGS), warn_slowpath_fmt() prints "WARNING: CPU:" first and the message
+# after it.  The message names the event, so the report takes its kind and headline.
+_ADOPTS = {"warning": ({"debug_locks_warn_on", "mutex_debug_context"}, 2)}
 _LOCKDEP_KINDS = {"circular_locking", "recursive_locking", "bad_unlock_balance",
                   "held_lock_freed", "lock_held_at_exit", "lock_held_return_to_user",
                   "inconsistent_lock_state", "irq_lock_inversion", "irq_unsafe_lock_order",
@@ -217,67 +253,138 @@ _LOCKDEP_KINDS = {"circular_locking", "recursive_locking", "bad_unlock_balance",
                   "chain_key_collision", "bad_contention"}
 _MAX_BODY = 200
 
-_LOCK = re.compile(r"\((?P<name>[^(){}]+(?:\([^)]*\)[^(){}]*)*)\)\{(?P<usage>[^}]*)\}"
-                   r"-\{[\d:]+\}(?:, at: (?P<at>\S+))?")
+# A held lock as lockdep prints it.  The instance address in front came in 4.15, the
+# "-{n:n}" wait-type suffix in 5.7, and ", at: [<addr>] func" lost its address in 4.15;
+# the name may hold parentheses: "&(&q->lock)->rlock", "(wq_completion)events".
+_LOCK = re.compile(r"\((?P<name>(?:[^(){}\s]|\([^(){}]*\))(?:[^(){}]|\([^(){}]*\))*)\)"
+                   r"\{(?P<usage>[-+.?]*)\}(?:-\{[\d:]+\})?"
+                   r"(?:, at: (?:\[<[0-9a-f]+>\] )?(?P<at>\S+))?")
 _RELEASE = re.compile(r"^(?P<task>\S+) is trying to release lock \((?P<name>.+)\) at:")
-_TASK = re.compile(r"^(?P<task>\S+/\d+) is (?:trying to acquire|trying to lock|trying to release|freeing "
-                   r"memory|leaving the kernel)|^\d+ locks? held by (?P<task2>\S+/\d+):"
+_TASK = re.compile(r"^(?P<task>\S+/\d+) is (?:trying to acquire|trying to lock|trying to "
+                   r"release|freeing memory|leaving the kernel|exiting with locks)"
+                   r"|^\d+ locks? held by (?P<task2>\S+/\d+):"
                    r"|pid: (?P<pid>\d+), name: (?P<comm>\S+)"
-                   r"|^CPU: \d+ PID: (?P<pid2>\d+) Comm: (?P<comm2>\S+)")
-_FRAME = re.compile(r"^\s+(?P<q>\? )?(?P<func>[A-Za-z0-9_.]+)\+0x[0-9a-f]+/0x[0-9a-f]+")
+                   r"|^CPU: \d+ PID: (?P<pid2>\d+) Comm: (?P<comm2>\S+)"
+                   r"|^Pid: (?P<pid3>\d+), comm: (?P<comm3>\S+)"            # x86 before 3.x
+                   r"|^Process (?P<comm4>\S+) \(pid: (?P<pid4>\d+), stack limit")   # arm
+_HELD_BY = re.compile(r"^(?:\d+ locks? held by|no locks held by) (?P<task>\S+/\d+)[:.]")
 _AT_FRAME = re.compile(r"^\[<[0-9a-f]+>\] (?P<func>\S+)")
 _AT_LOC = re.compile(r"(?:^BUG: sleeping function called from invalid context at |"
-                     r"^WARNING: CPU: \d+ PID: \d+ at |^kernel BUG at )(?P<loc>[\w./-]+:\d+)")
+                     r"^WARNING: CPU: \d+ PID: \d+ at |^WARNING: at |^kernel BUG at )"
+                     r"(?P<loc>[\w./-]+:\d+)")
 
-# Frames that belong to the reporting machinery, never to the culprit.
+# One stack frame, in each form the kernel has printed:
+#   x86 since 4.9, arm64 since 4.15  " func+0x12/0x34 [mod]"   " ? func+0x12/0x34"
+#   x86 before, arm64 before         " [<ffffffff81234567>] func+0x12/0x34"  (and "? ")
+#   arm (CONFIG_BACKTRACE_VERBOSE,   "[<c0123456>] (func) from [<c0123457>] (caller+0x1c/0x40)"
+#        and every arm before 5.x)   "[<c0123456>] (func+0x1c/0x40) from [<c...>] (caller+..)"
+#   arm since 5.x                    " func from caller+0x1c/0x40"
+_SYM = r"[A-Za-z_$][\w.$]*"
+_OFF = r"\+0x[0-9a-f]+/0x[0-9a-f]+"
+_FRAME = re.compile(rf"^\s+(?P<q>\? )?(?P<func>{_SYM}){_OFF}")
+_OLD_FRAME = re.compile(rf"^\s*\[<[0-9a-f]+>\] (?P<q>\? )?(?P<func>{_SYM}){_OFF}(?:\s|$)")
+_ARM_FRAME = re.compile(rf"^\s*(?:\[<[0-9a-f]+>\] \((?P<func>{_SYM})(?:{_OFF})?\) from "
+                        rf"\[<[0-9a-f]+>\] \(|(?P<func2>{_SYM}) from {_SYM}{_OFF}$)")
+_TRACE_START = re.compile(r"^\s*(?:Call Trace:|Call trace:|Backtrace:)")
+# Lines a stack trace may hold between its frames without having ended.
+_TRACE_FILLER = re.compile(r"^\s*(?:</?(?:TASK|IRQ|NMI|SOFTIRQ)>|<EOI>|Call Trace:|Call trace:|"
+                           r"Backtrace:|r\d+:|Exception stack|[0-9a-f]{8}: |"
+                           r"Function entered at )|^\s*$")
+
+
+def _frame(line: str) -> tuple[str, bool] | None:
+    """(function, reliable) of a stack-frame line in any of the forms above."""
+    if m := _ARM_FRAME.match(line):
+        return (m["func"] or m["func2"]), True
+    if m := _OLD_FRAME.match(line) or _FRAME.match(line):
+        return m["func"], not m["q"]
+    return None
+
+
+# Frames that belong to the reporting machinery, never to the culprit: the stack dump,
+# lockdep, the WARN/BUG/die paths of x86, arm64 and arm, might_sleep, the scheduler
+# (a hung or sleeping task's stack starts there) and KASAN's report.
 _REPORTING = re.compile(
-    r"^(dump_stack\w*|show_stack|__dump_stack|print_\w*bug\w*|print_lock\w*|"
-    r"print_held_locks\w*|lockdep_\w+|__lock_acquire|lock_acquire|lock_release|"
+    r"^(dump_stack\w*|show_stack|__dump_stack|dump_backtrace\w*|unwind_backtrace|"
+    r"print_\w*bug\w*|print_lock\w*|print_address_description\w*|print_report|"
+    r"print_held_locks\w*|lockdep_\w+|__lock_acquire|lock_acquire\w*|lock_release|"
     r"__lock_release|validate_chain|check_noncircular|check_prev_add|check_prevs_add|"
     r"check_deadlock|check_irq_usage|check_wait_context|check_flags|check_usage\w*|"
-    r"check_chain_key|mark_lock\w*|mark_usage|__warn|warn_slowpath\w*|report_bug|"
-    r"handle_bug|exc_\w+|asm_exc_\w+|__might_resched|__might_sleep|__schedule_bug|panic|"
+    r"check_chain_key|mark_lock\w*|mark_usage|mark_held_locks|__warn\w*|warn_slowpath\w*|"
+    r"report_bug|handle_bug|exc_\w+|asm_exc_\w+|_*might_resched|_*might_sleep|_*might_fault|"
+    r"__schedule_bug|panic|"
     r"debug_check_no_\w+|__debug_check_no_\w+|register_lock_class|debug_locks_off|"
     r"vpanic|do_error_trap|do_trap|die|oops_end|__die\w*|do_exit|make_task_dead|"
     r"rewind_stack_\w+|hlock_class|look_up_lock_class|lockdep_init_map\w*|"
-    r"lock_is_held\w*|add_lock_to_list|__bfs|check_path)(\.\w+)*$")
+    r"lock_is_held\w*|add_lock_to_list|__bfs|check_path|trace_hardirqs_\w+|"
+    r"__schedule|schedule|schedule_(?:timeout\w*|preempt_disabled|hrtimeout\w*|idle)|"
+    r"io_schedule\w*|preempt_schedule\w*|_*cond_resched|"
+    r"__wait_for_common|wait_for_common\w*|do_wait_for_common|wait_for_completion\w*|"
+    r"kasan_\w+|__kasan_\w+|__asan_\w+|check_memory_region\w*|start_report|end_report|"
+    r"arm64_notify_die|do_mem_abort|el1_\w+|el1h_64_\w+|__do_kernel_fault|"
+    r"die_kernel_fault|do_page_fault|do_translation_fault|do_bad_area|do_kernel_fault|"
+    r"do_debug_exception|bug_handler|call_break_hook|brk_handler|early_brk64|"
+    r"do_DataAbort|__dabt_svc|do_undefinstr|__und_svc|do_PrefetchAbort|__pabt_svc)"
+    r"(\.\w+)*$")
 # The locking API itself: a report's culprit is the first frame outside it.
 _LOCK_API = re.compile(
     r"^(__mutex_\w+|mutex_lock\w*|mutex_unlock\w*|mutex_trylock\w*|mutex_debug_\w+|"
-    r"__mutex_debug_\w+|_raw_\w+|__raw_\w+|down|down_\w+|__down\w*|up|__up\w*|"
-    r"sema_init|__sema_init|rt_mutex\w*|lock_acquire\w*|spin_\w+)(\.\w+)*$")
+    r"__mutex_debug_\w+|_raw_\w+|__raw_\w+|do_raw_\w+|queued_\w+|down|down_\w+|__down\w*|"
+    r"up|up_read\w*|up_write\w*|__up\w*|rwsem_\w+|__rwsem_\w+|percpu_down_\w+|percpu_up_\w+|"
+    r"sema_init|__sema_init|rt_mutex\w*|__rt_mutex\w*|rt_spin_\w+|spin_\w+)(\.\w+)*$")
 
 
 def find_reports(lines: list[str]) -> list[Report]:
     """Every report in a console log (lines from clean_lines), in log order."""
-    starts: list[tuple[int, str, re.Match[str]]] = []
+    # (first line, headline line, kind, match)
+    starts: list[tuple[int, int, str, re.Match[str]]] = []
     for i, line in enumerate(lines):
         for kind, pat in REPORT_PATTERNS:
             if m := pat.match(line):
                 if starts:
-                    pi, pkind, _ = starts[-1]
+                    first, head, pkind, _ = starts[-1]
                     follow, window = _CONTINUES.get(pkind, (set(), 0))
-                    if kind in follow and i - pi <= window:
+                    if kind in follow and i - head <= window:
                         break
-                starts.append((i, kind, m))
+                    adopt, window = _ADOPTS.get(pkind, (set(), 0))
+                    if kind in adopt and i - head <= window:
+                        starts[-1] = (first, i, kind, m)
+                        break
+                starts.append((i, i, kind, m))
                 break
     reports = []
-    for n, (i, kind, m) in enumerate(starts):
+    for n, (i, head, kind, m) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
         body = _cut_body(lines[i:min(end, i + _MAX_BODY)], kind)
-        rep = _make_report(kind, m, i, body)
+        rep = _make_report(kind, m, i, head - i, body)
         # WARN(cond, fmt, ...) prints its message before the WARNING line: the count
         # warning of a mutex_debug (kernel-patches 0002) names the semaphore there
         if kind == "warning" and i and (mm := _COUNT_WARN.match(lines[i - 1].strip())):
             rep.locks.insert(0, _lock(mm["lock"], "involved", "", ""))
+        if reports and _same_event(reports[-1], rep):
+            continue
         reports.append(rep)
     return reports
 
 
 _COUNT_WARN = re.compile(r"^mutex_debug (?P<lock>\S+) initialized with count -?\d+")
+_RULE = re.compile(r"^\s*(?:=+|-+)?\s*$")
+
+
+def _same_event(prev: Report, rep: Report) -> bool:
+    """A splat printed twice back to back (two consoles in one capture, a console log
+    with the dmesg pasted after it) is one event: the same kind and title, the same
+    text, and nothing but separator rules between the two copies."""
+    if (prev.kind, prev.title) != (rep.kind, rep.title):
+        return False
+    core = list(prev.body)
+    while core and _RULE.match(core[-1]):
+        core.pop()
+    return [ln.rstrip() for ln in core] == [ln.rstrip() for ln in rep.body[:len(core)]]
 
 
 def _cut_body(body: list[str], kind: str) -> list[str]:
+    in_trace = seen_frame = False
     for j, line in enumerate(body):
         if j and (line.startswith("---[ end ") or line.startswith(INIT_DONE)
                   or line.startswith(HARNESS_PREFIX)):
@@ -286,37 +393,67 @@ def _cut_body(body: list[str], kind: str) -> list[str]:
             return body[: j + 1]
         if j and _VERSION.match(line):
             return body[:j]
+        # a lockdep splat ends with its one stack dump; kernels before 5.13 print no
+        # </TASK> after it, so the first line that is no longer the trace ends it
+        if kind in _LOCKDEP_KINDS:
+            if line.strip().startswith("stack backtrace:"):
+                in_trace = True
+            elif in_trace and _frame(line):
+                seen_frame = True
+            elif seen_frame and not _TRACE_FILLER.match(line):
+                return body[:j]
     return body
 
 
-def _make_report(kind: str, m: re.Match[str], index: int, body: list[str]) -> Report:
-    headline = body[0].strip()
+# The kernel's banner turned into the title's stable form.
+def _title_headline(kind: str, headline: str) -> str:
+    if kind in _LOCKDEP_KINDS and (m := re.match(r"^\[ (?:INFO|BUG): (.*?)\.? \]$", headline)) \
+            and kind != "invalid_wait_context":
+        headline = "WARNING: " + m[1]
+    if kind == "lock_held_at_exit":
+        return "WARNING: <task> still has locks held!"
+    if kind == "oops":   # the faulting address and the die counter vary from run to run
+        headline = re.sub(r"(?:, address:| at virtual address) \S+$", "", headline)
+        headline = re.sub(r"^(Internal error: .*?) \[#\d+\].*$", r"\1", headline)
+    return headline
+
+
+def _make_report(kind: str, m: re.Match[str], index: int, head: int,
+                 body: list[str]) -> Report:
+    headline = body[head].strip()
     locks: list[Lock] = []
     frames: list[str] = []
     task = ""
     location = ""
     role = "involved"
-    in_trace = False
+    in_trace = trace_done = False
     release_pending: Lock | None = None
     groups = m.groupdict()
     if groups.get("lock"):      # the mutex_debug warnings name their semaphore
         locks.append(_lock(groups["lock"], "involved", "", ""))
     if groups.get("task"):
-        task = groups["task"].replace(":", "/")
+        task = groups["task"]
+    if groups.get("comm"):
+        task = f"{groups['comm']}/{groups['pid']}"
     for line in body:
         if lm := _AT_LOC.match(line):
             location = location or lm["loc"]
         if (tm := _TASK.search(line)) and not task:
             task = (tm["task"] or tm["task2"]
                     or (f"{tm['comm']}/{tm['pid']}" if tm["pid"] else "")
-                    or (f"{tm['comm2']}/{tm['pid2']}" if tm["pid2"] else ""))
+                    or (f"{tm['comm2']}/{tm['pid2']}" if tm["pid2"] else "")
+                    or (f"{tm['comm3']}/{tm['pid3']}" if tm["pid3"] else "")
+                    or (f"{tm['comm4']}/{tm['pid4']}" if tm["pid4"] else ""))
         stripped = line.strip()
         if "is trying to acquire lock:" in line or "is trying to lock:" in line:
             role = "acquiring"
         elif "but task is already holding lock:" in line:
             role = "held"
-        elif re.match(r"^\d+ locks? held by ", stripped) or "no locks held by" in stripped:
-            role = "held"
+        elif hm := _HELD_BY.match(stripped):
+            # "Showing all locks held in the system" (hung task, sysrq) lists every
+            # task's locks: only the report's own task holds the report's locks
+            if role != "done":
+                role = "held" if not task or hm["task"] == task else "other"
         elif "with a lock still held there!" in line:
             role = "freed"
         elif stripped.startswith("the existing dependency chain"):
@@ -333,15 +470,22 @@ def _make_report(kind: str, m: re.Match[str], index: int, body: list[str]) -> Re
             if am := _AT_FRAME.match(stripped):
                 release_pending.at = am["func"]
             release_pending = None
-        if role != "done" and (lk := _LOCK.search(line)) and not _FRAME.match(line):
+        fr = _frame(line)
+        if role not in ("done", "other") and (lk := _LOCK.search(line)) and not fr:
             locks.append(_lock(lk["name"], role, lk["usage"], lk["at"] or ""))
-        if stripped.startswith("Call Trace:"):
+        if _TRACE_START.match(line) and not trace_done:
             in_trace = True
             continue
-        if in_trace and (fm := _FRAME.match(line)) and not fm["q"]:
-            func = fm["func"]
-            if not _REPORTING.match(func) and func not in frames:
+        if trace_done:
+            continue
+        # arm's frames have no header before them when the unwinder prints them
+        if fr and (in_trace or _ARM_FRAME.match(line)):
+            in_trace = True
+            func, reliable = fr
+            if reliable and not _REPORTING.match(func) and func not in frames:
                 frames.append(func)
+        elif in_trace and frames and not _TRACE_FILLER.match(line):
+            trace_done = True       # only the first trace: the report's own stack
     frames = frames[:8]
     seen: set[tuple[str, str]] = set()
     uniq = []
@@ -350,25 +494,31 @@ def _make_report(kind: str, m: re.Match[str], index: int, body: list[str]) -> Re
             seen.add((lk.name, lk.role))
             uniq.append(lk)
     culprit = _culprit(kind, uniq, frames, groups, body)
-    title = headline if not culprit else f"{headline} in {culprit}"
+    title = _title_headline(kind, headline)
+    if kind == "hung_task":   # no pid, no seconds: they differ from run to run
+        title = f"INFO: task {groups['comm']} blocked for more than N seconds"
+    if culprit and kind != "lock_held_at_exit":
+        title = f"{title} in {culprit}"
     if kind == "warning":   # syzkaller style: CPU, PID, offsets vary from boot to boot
         title = f"WARNING in {(groups.get('func') or '?').split('+')[0]}"
-    elif kind == "lock_held_at_exit":
-        title = re.sub(r"^WARNING: \S+ still", "WARNING: <task> still", title)
     if kind == "hang":    # drop the measured elapsed time: titles must be stable
         title = re.sub(r" after [\d.]+ s$", "", headline)
-    return Report(kind, title, headline, index + 1, task, uniq, frames, location,
+    return Report(kind, title, headline, index + head + 1, task, uniq, frames, location,
                   [ln for ln in body])
 
 
 # Frames that are plumbing (allocator, kthread and initcall entry), never the culprit.
 _PLUMBING = re.compile(
     r"^(kfree|__kmem_cache_free|kmem_cache_free|slab_free\w*|__slab_free|do_slab_free|"
-    r"free_pages\w*|__free_pages\w*|vfree|__vunmap|kthread|kthread_exit|ret_from_fork|"
+    r"free_pages\w*|__free_pages\w*|vfree|__vunmap|kthread|kthread_exit|ret_from_fork\w*|"
     r"kernel_init|kernel_init_freeable|do_one_initcall|do_initcalls|do_basic_setup|"
     r"syscall_exit_to_user_mode\w*|exit_to_user_mode\w*|do_syscall_64|"
-    r"entry_SYSCALL_64\w*)(\.\w+)*$")
-_RIP = re.compile(r"^RIP: [0-9a-f]{4}:(?P<func>[A-Za-z0-9_.]+)\+0x")
+    r"entry_SYSCALL_64\w*|el0_\w+|el0t_64_\w+|invoke_syscall|do_el0_svc|"
+    r"ret_fast_syscall|vector_swi|ret_to_user\w*)(\.\w+)*$")
+# Where an Oops happened: x86's RIP (before 4.x with the address twice), arm64's
+# "pc : ", arm's and old arm64's "PC is at ".
+_RIP = re.compile(rf"^(?:RIP: [0-9a-f]{{4}}:(?:\[<[0-9a-f]+>\]\s+\[<[0-9a-f]+>\] )?|"
+                  rf"pc : |PC is at )(?P<func>{_SYM})\+0x")
 
 
 def _culprit(kind: str, locks: list[Lock], frames: list[str], groups: dict,
@@ -386,7 +536,7 @@ def _culprit(kind: str, locks: list[Lock], frames: list[str], groups: dict,
             return func
     for lk in locks:
         func = lk.at.split("+")[0]
-        if func and not _LOCK_API.match(func):
+        if func and not _LOCK_API.match(func) and not _REPORTING.match(func):
             return func
     return (groups.get("func") or "").split("+")[0]
 
@@ -420,6 +570,10 @@ def verdict(lines: list[str], reports: list[Report]) -> tuple[str, str, bool]:
     if any(r.kind == "panic" for r in reports):
         return "panic", harness, done
     if any(r.kind == "hang" for r in reports):
+        return "hang", harness, done
+    # a task blocked for minutes in a log that stops before /init finished (a console
+    # capture cut short, a dmesg of another machine): the hang is what the log shows
+    if not done and any(r.kind == "hung_task" for r in reports):
         return "hang", harness, done
     if re.search(r"exited with status (?!0 )", harness):
         return "qemu_failed", harness, done

@@ -9,6 +9,8 @@ log exactly as the harness saved it:
     LOCKS: <lock classes of the first report>    (optional, comma list)
     TASK: <task of the first report>             (optional)
     SOURCE: <which boot produced it>
+    DERIVED: <real fixture> by derive.py: <change>   (only for a format our boots cannot
+                                                  produce; see logs/derive.py)
 
 Every fixture is also a negative case for every detector it does not name: the set of
 report kinds found must be exactly KIND + ALSO.
@@ -60,6 +62,10 @@ def test_fixture_set_is_real_and_covers_the_kinds():
     for path in FIXTURES:
         header, body = load(path)
         assert "SOURCE" in header, f"{path.name}: say which boot produced it"
+        if "DERIVED" in header:     # test_derived.py checks derive.py makes it so
+            source = header["DERIVED"].split(" by derive.py: ")[0]
+            path, (header, body) = LOGS / source, load(LOGS / source)
+            assert "DERIVED" not in header, f"{path.name}: derive from a real log"
         assert "s2m-harness: " in body or "work/logs-kp/" in header["SOURCE"], \
             f"{path.name}: neither saved by our harness nor taken from work/logs-kp"
         kinds.add(header["KIND"])
