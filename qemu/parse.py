@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from qemu.ktap import KTAP_VERSION, KtapNode, ktap_summary, parse_ktap
+
 HARNESS_PREFIX = "s2m-harness: "
 INIT_DONE = "s2m-init: done"
 
@@ -37,130 +39,6 @@ def clean_lines(text: str) -> list[str]:
     """Console text -> lines without CRs and without the journal, log level, printk
     timestamp and caller id prefixes any of the formats above put in front."""
     return [_PREFIX.sub("", line.rstrip("\r"), count=1) for line in text.splitlines()]
-
-
-# ---------------------------------------------------------------------------- KTAP
-
-@dataclass
-class KtapNode:
-    name: str = ""
-    status: str = ""          # ok | not ok | skip | missing ("" for a document)
-    number: int = 0
-    plan: int | None = None
-    children: list["KtapNode"] = field(default_factory=list)
-    diagnostics: list[str] = field(default_factory=list)
-
-    def leaves(self, prefix: str = "") -> list[tuple[str, str]]:
-        path = f"{prefix}/{self.name}" if prefix else self.name
-        if not self.children:
-            # an empty document ("1..0", KUnit with no suites) has no results at all
-            return [(path, self.status)] if self.status else []
-        out = []
-        for child in self.children:
-            out += child.leaves(path)
-        return out
-
-
-_VERSION = re.compile(r"^(?P<ind>\s*)(?:KTAP version \d+|TAP version \d+)\s*$")
-_SUBTEST = re.compile(r"^(?P<ind>\s*)# Subtest: (?P<name>.+?)\s*$")
-_PLAN = re.compile(r"^(?P<ind>\s*)1\.\.(?P<n>\d+)\s*$")
-_RESULT = re.compile(r"^(?P<ind>\s*)(?P<st>ok|not ok) (?P<num>\d+)(?: -)?\s*(?P<name>[^#]*?)"
-                     r"\s*(?:#\s*(?P<dir>\S+)(?P<reason>.*))?$")
-_DIAG = re.compile(r"^(?P<ind>\s*)# (?P<text>.*)$")
-
-
-def _indent(s: str) -> int:
-    return len(s.expandtabs(8))
-
-
-def parse_ktap(lines: list[str]) -> list[KtapNode]:
-    """Every top-level KTAP document in the log, subtests nested by indentation.
-
-    Lines that are not KTAP (kernel messages interleaved with the tests) are skipped.
-    A document or subtest whose plan promised more results than it printed gets
-    "missing" entries, so a crash in the middle of a suite shows up as a failure.
-    """
-    docs: list[KtapNode] = []
-    open_: dict[int, KtapNode] = {}
-
-    def close_from(level: int) -> None:
-        for lvl in sorted([k for k in open_ if k >= level], reverse=True):
-            node = open_.pop(lvl)
-            _fill_missing(node)
-            if lvl > 0:       # an unterminated subtest: attach it as missing
-                parent = open_.get(max([k for k in open_ if k < lvl], default=-1))
-                if parent is not None:
-                    node.status = node.status or "missing"
-                    parent.children.append(node)
-
-    for raw in lines:
-        if m := _VERSION.match(raw):
-            lvl = _indent(m["ind"])
-            close_from(lvl)
-            node = KtapNode()
-            open_[lvl] = node
-            if lvl == 0:
-                docs.append(node)
-        elif m := _SUBTEST.match(raw):
-            lvl = _indent(m["ind"])
-            if lvl not in open_ and lvl > 0 and open_:
-                open_[lvl] = KtapNode()
-            if lvl in open_:
-                open_[lvl].name = m["name"]
-        elif m := _PLAN.match(raw):
-            lvl = _indent(m["ind"])
-            if lvl not in open_ and (open_ or lvl == 0):
-                open_[lvl] = KtapNode()
-                if lvl == 0:
-                    docs.append(open_[lvl])
-            if lvl in open_:
-                open_[lvl].plan = int(m["n"])
-        elif m := _RESULT.match(raw):
-            lvl = _indent(m["ind"])
-            if lvl not in open_:
-                continue           # a stray "ok" outside any KTAP document
-            child = open_.pop(lvl + 4, None) if (lvl + 4) in open_ else None
-            for deeper in [k for k in open_ if k > lvl]:
-                open_.pop(deeper)
-            if child is None:
-                child = KtapNode()
-            else:
-                _fill_missing(child)
-            st = m["st"]
-            if (m["dir"] or "").upper() == "SKIP":
-                st = "skip"
-            child.status, child.number = st, int(m["num"])
-            child.name = child.name or m["name"].strip()
-            open_[lvl].children.append(child)
-        elif m := _DIAG.match(raw):
-            lvl = _indent(m["ind"])
-            if lvl in open_:
-                open_[lvl].diagnostics.append(m["text"])
-    close_from(0)
-    n_kunit = 0
-    for doc in docs:
-        if any(d.startswith("s2m-init scenario:") for d in doc.diagnostics):
-            doc.name = "s2m-init"
-        elif doc.name:     # a document that names itself ("# Subtest: sem_bench")
-            pass
-        else:   # the other top-level document on our console is KUnit's, at boot
-            n_kunit += 1
-            doc.name = "kunit" if n_kunit == 1 else f"kunit{n_kunit}"
-    return docs
-
-
-def _fill_missing(node: KtapNode) -> None:
-    if node.plan is not None and len(node.children) < node.plan:
-        for n in range(len(node.children) + 1, node.plan + 1):
-            node.children.append(KtapNode(name=f"#{n}", status="missing", number=n))
-
-
-def ktap_summary(docs: list[KtapNode]) -> dict[str, int]:
-    counts = {"ok": 0, "not ok": 0, "skip": 0, "missing": 0}
-    for doc in docs:
-        for _, st in doc.leaves():
-            counts[st if st in counts else "missing"] += 1
-    return counts
 
 
 # ---------------------------------------------------------------------------- reports
@@ -391,7 +269,7 @@ def _cut_body(body: list[str], kind: str) -> list[str]:
             return body[: j + 1] if line.startswith("---[ end ") else body[:j]
         if j and kind in _LOCKDEP_KINDS and line.strip() == "</TASK>":
             return body[: j + 1]
-        if j and _VERSION.match(line):
+        if j and KTAP_VERSION.match(line):
             return body[:j]
         # a lockdep splat ends with its one stack dump; kernels before 5.13 print no
         # </TASK> after it, so the first line that is no longer the trace ends it
@@ -418,6 +296,29 @@ def _title_headline(kind: str, headline: str) -> str:
     return headline
 
 
+def _task_of(tm: re.Match[str]) -> str:
+    """comm/pid of a task line, whichever of _TASK's forms matched."""
+    return (tm["task"] or tm["task2"]
+            or (f"{tm['comm']}/{tm['pid']}" if tm["pid"] else "")
+            or (f"{tm['comm2']}/{tm['pid2']}" if tm["pid2"] else "")
+            or (f"{tm['comm3']}/{tm['pid3']}" if tm["pid3"] else "")
+            or (f"{tm['comm4']}/{tm['pid4']}" if tm["pid4"] else ""))
+
+
+def _title(kind: str, headline: str, groups: dict, culprit: str) -> str:
+    """A title stable from boot to boot: no pid, no seconds, no offsets."""
+    title = _title_headline(kind, headline)
+    if kind == "hung_task":
+        title = f"INFO: task {groups['comm']} blocked for more than N seconds"
+    if culprit and kind != "lock_held_at_exit":
+        title = f"{title} in {culprit}"
+    if kind == "warning":   # syzkaller style: CPU, PID, offsets vary from boot to boot
+        title = f"WARNING in {(groups.get('func') or '?').split('+')[0]}"
+    if kind == "hang":    # drop the measured elapsed time
+        title = re.sub(r" after [\d.]+ s$", "", headline)
+    return title
+
+
 def _make_report(kind: str, m: re.Match[str], index: int, head: int,
                  body: list[str]) -> Report:
     headline = body[head].strip()
@@ -439,11 +340,7 @@ def _make_report(kind: str, m: re.Match[str], index: int, head: int,
         if lm := _AT_LOC.match(line):
             location = location or lm["loc"]
         if (tm := _TASK.search(line)) and not task:
-            task = (tm["task"] or tm["task2"]
-                    or (f"{tm['comm']}/{tm['pid']}" if tm["pid"] else "")
-                    or (f"{tm['comm2']}/{tm['pid2']}" if tm["pid2"] else "")
-                    or (f"{tm['comm3']}/{tm['pid3']}" if tm["pid3"] else "")
-                    or (f"{tm['comm4']}/{tm['pid4']}" if tm["pid4"] else ""))
+            task = _task_of(tm)
         stripped = line.strip()
         if "is trying to acquire lock:" in line or "is trying to lock:" in line:
             role = "acquiring"
@@ -487,22 +384,11 @@ def _make_report(kind: str, m: re.Match[str], index: int, head: int,
         elif in_trace and frames and not _TRACE_FILLER.match(line):
             trace_done = True       # only the first trace: the report's own stack
     frames = frames[:8]
-    seen: set[tuple[str, str]] = set()
-    uniq = []
+    first: dict[tuple[str, str], Lock] = {}
     for lk in locks:
-        if (lk.name, lk.role) not in seen:
-            seen.add((lk.name, lk.role))
-            uniq.append(lk)
-    culprit = _culprit(kind, uniq, frames, groups, body)
-    title = _title_headline(kind, headline)
-    if kind == "hung_task":   # no pid, no seconds: they differ from run to run
-        title = f"INFO: task {groups['comm']} blocked for more than N seconds"
-    if culprit and kind != "lock_held_at_exit":
-        title = f"{title} in {culprit}"
-    if kind == "warning":   # syzkaller style: CPU, PID, offsets vary from boot to boot
-        title = f"WARNING in {(groups.get('func') or '?').split('+')[0]}"
-    if kind == "hang":    # drop the measured elapsed time: titles must be stable
-        title = re.sub(r" after [\d.]+ s$", "", headline)
+        first.setdefault((lk.name, lk.role), lk)
+    uniq = list(first.values())
+    title = _title(kind, headline, groups, _culprit(kind, uniq, frames, groups, body))
     return Report(kind, title, headline, index + head + 1, task, uniq, frames, location,
                   [ln for ln in body])
 

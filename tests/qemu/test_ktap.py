@@ -1,6 +1,7 @@
 """KTAP parser: nested subtests as KUnit prints them at boot, failures, crashes."""
 
-from qemu.parse import clean_lines, ktap_summary, parse_ktap
+from qemu.ktap import ktap_summary, parse_ktap
+from qemu.parse import clean_lines
 
 KUNIT = """\
 [    1.000000] KTAP version 1

@@ -1,7 +1,8 @@
 """Scenario evaluation: expected report missing -> fail, unexpected -> fail, negative
 controls pass when the expected failure is observed."""
 
-from qemu.parse import KtapNode, ParsedLog, Report
+from qemu.ktap import KtapNode
+from qemu.parse import ParsedLog, Report
 from qemu.scenarios import (ExpectedReport, Scenario, evaluate, list_scenarios,
                             load_scenario)
 

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from qemu.parse import parse_ktap, clean_lines
+from qemu.ktap import parse_ktap
+from qemu.parse import clean_lines
 from qemu.sembench import Measurement, SemBenchError, parse_sem_bench, spread, summarise
 
 LOGS = Path(__file__).parent / "logs"
