@@ -23,7 +23,7 @@ DEB_PACKAGES := bc binutils bison busybox-static ccache coccinelle cpio flex gcc
 PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
-.PHONY: help setup check test audit patches marking boot-test bitcheck bench clean distclean
+.PHONY: help setup check test audit evaluate patches marking boot-test bitcheck bench clean distclean
 
 help:
 	@echo "sem2mutex targets (all take KERNEL=/path/to/kernel/tree):"
@@ -31,6 +31,7 @@ help:
 	@echo "  check      the fast tests (seconds)"
 	@echo "  test       everything CI runs: check, then the kernel build and boot tests"
 	@echo "  audit      classify every struct semaphore of KERNEL into a report"
+	@echo "  evaluate   the audit against classify/truth/ (labelled by hand): recall, precision"
 	@echo "  patches    conversion patches per subsystem (SUBSYS=, ID=, VERIFY=0) in work/patches"
 	@echo "  marking    regenerate kernel-patches/0004 (the counting pool marked) from the audit (CHECK=1, EXCLUDE=)"
 	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU"
@@ -74,6 +75,11 @@ test: check
 audit:
 	@$(PREFLIGHT) spatch
 	$(PYTHON) -m classify audit --kernel $(KERNEL) $(if $(FRESH),--fresh)
+
+# The committed audit against the hand-labelled truth file of the same version:
+# exit 1 when a mutex/completion verdict contradicts a label.
+evaluate:
+	$(PYTHON) -m classify.evaluate
 
 # SUBSYS=<path prefix> and/or ID=<semaphore id> choose (default: every mutex and
 # completion semaphore); VERIFY=0 skips git am / build / sparse / checkpatch.
