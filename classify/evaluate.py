@@ -40,7 +40,7 @@ class Label:
 
 def load_truth(path: Path) -> dict[str, Label]:
     with path.open(newline="") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t"))
+        rows = list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
     truth = {}
     for row in rows:
         if row["label"] not in LABELS:
