@@ -17,9 +17,10 @@
 /// value passed on stays -EINTR (a maintainer may prefer -ERESTARTSYS: that is
 /// a change of behaviour, left to them).  Any other form is refused.
 /// down_timeout(E, J) returns 0 on success and -ETIME on timeout, while
-/// wait_for_completion_timeout() returns 0 on timeout: only "if
-/// (down_timeout(E, J))" and "if (!down_timeout(E, J))" are converted (to the
-/// negated test); a stored or returned value is refused.
+/// wait_for_completion_timeout() returns 0 on timeout: "if (down_timeout(E,
+/// J))" and "if (!down_timeout(E, J))" become the negated test, and a stored or
+/// returned value becomes "wait_for_completion_timeout(E, J) ? 0 : -ETIME", the
+/// value down_timeout() gave.
 ///
 /// The semaphore is chosen with -D sem=ID (or the environment variable
 /// SEM2MUTEX_SEM), ID being a sem2mutex id: "[path:]tag.member" for a member of
@@ -223,7 +224,7 @@ if C and C.strip() != "0":
     s2m_refuse(p, "sema_init() with count %s, not 0: not a completion" % C)
 
 // The forms in which a call whose value matters is converted: a condition
-// (all three), a stored or returned value (not down_timeout()).
+// (all three), a stored or returned value (all three).
 @s2m_cond@
 identifier op = {down_interruptible, down_killable, down_timeout};
 expression list es;
@@ -247,7 +248,7 @@ p << s2m_cond.p;
 S2M_COND.add(s2m_key(p))
 
 @s2m_value@
-identifier op = {down_interruptible, down_killable};
+identifier op = {down_interruptible, down_killable, down_timeout};
 expression list es;
 expression R;
 identifier v;
@@ -285,10 +286,7 @@ op@p(&\(P->m@q\|S.m@q\|x@q\), ...)
 p << s2m_timeout.p;
 op << s2m_timeout.op;
 @@
-if op == "down_timeout":
-    s2m_refuse(p, "down_timeout() outside \"if (down_timeout(...))\": its value is inverted for wait_for_completion_timeout(); convert it by hand")
-else:
-    s2m_refuse(p, "%s() in a form this script does not convert" % op)
+s2m_refuse(p, "%s() in a form this script does not convert" % op)
 
 @s2m_define@
 declarer name DEFINE_SEMAPHORE;
@@ -459,10 +457,14 @@ op << s2m_call.op = "";
 top << s2m_call.top = "";
 @@
 op = op or top or "sema_init"
-value = " ? -EINTR : 0, the value passed on stays -EINTR" if s2m_key(p) in S2M_VALUE else ""
+new, value = S2M_NEW[op], ""
+if s2m_key(p) in S2M_VALUE and op == "down_timeout":
+    new, value = "wait_for_completion_timeout", " ? 0 : -ETIME, the value passed on stays -ETIME"
+elif s2m_key(p) in S2M_VALUE:
+    value = " ? -EINTR : 0, the value passed on stays -EINTR"
 if s2m_go(p):
     coccilib.report.print_report(p[0], "semaphore %s: %s() becomes %s()%s%s" % (
-        S2M["id"], op, S2M_NEW[op], value, s2m_where(p)))
+        S2M["id"], op, new, value, s2m_where(p)))
 
 @script:python depends on report@
 p << s2m_decl_r.p;
@@ -522,6 +524,9 @@ expression E, J;
 |
 - down_timeout@p@pc(E, J)
 + !wait_for_completion_timeout(E, J)
+|
+- down_timeout@p@pv(E, J)
++ wait_for_completion_timeout(E, J) ? 0 : -ETIME
 |
 - !down_trylock@p@p2(E)
 + try_wait_for_completion(E)

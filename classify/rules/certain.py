@@ -44,8 +44,11 @@ def calls_not_parsed(c: Case) -> Verdict | None:
 
 
 def timed_lock(c: Case) -> Verdict | None:
+    """A lock taken with a timeout stays a semaphore; a semaphore that starts at 0
+    is an event, and wait_for_completion_timeout() waits for one with a timeout:
+    the completion rules decide that case."""
     timeouts = [o for o in c.ops if o.op == "down_timeout"]
-    if not timeouts:
+    if not timeouts or c.count == 0:
         return None
     return verdict(COUNTING, ["down_timeout: mutexes have no timed lock, "
                               "it stays a semaphore"], timeouts + c.inits)

@@ -45,7 +45,9 @@ def completion(c: Case) -> Verdict | None:
     if not _zero(c):
         return None
     return verdict(COMPLETION, [
-        "starts at 0: down() waits for an event",
+        "starts at 0: down() waits for an event"
+        + (" (down_timeout(): wait_for_completion_timeout())"
+           if any(o.op == "down_timeout" for o in c.acquires) else ""),
         "waited for in " + ", ".join(sorted(f + "()" for f in c.acq_funcs)),
         "signalled by up() in " + ", ".join(sorted(f + "()" for f in c.up_funcs))
         + ", never in a function that waits",

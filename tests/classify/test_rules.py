@@ -33,6 +33,11 @@ CASES = [
      COUNTING, "count above 1"),
     ("down_timeout", SemFacts("t", [init()], [op("down_timeout", "f", 3), op("up", "f", 4)]),
      COUNTING, "down_timeout"),
+    # ipmi_ipmb's got_rsp: an event waited for with a timeout; its look-alike above
+    # (count 1, a lock taken with a timeout) stays counting
+    ("an event waited for with a timeout", SemFacts("t", [init("0", 0)], [
+        op("down_timeout", "wait", 3), op("up", "signal", 9)]),
+     COMPLETION, "wait_for_completion_timeout"),
     ("up in interrupt context", SemFacts("a", [init()], [
         op("down", "f", 10, balanced=True), op("up", "f", 12, atomic=IRQ)]),
      COUNTING, "interrupt"),

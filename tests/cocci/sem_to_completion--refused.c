@@ -1,7 +1,7 @@
 // spatch: -D sem=ipmb.got_rsp
-/* Refused, by name, and the file left unchanged: the value of down_timeout()
- * stored (its sense is inverted for wait_for_completion_timeout()), a count of
- * 1, and down_interruptible() in a comparison. */
+/* Refused, by name, and the file left unchanged: down_timeout() in a
+ * comparison (its sense is inverted for wait_for_completion_timeout()), a count
+ * of 1, and down_interruptible() in a comparison. */
 #include <linux/semaphore.h>
 
 struct ipmb {
@@ -10,10 +10,8 @@ struct ipmb {
 
 static int wait_rsp(struct ipmb *d)
 {
-	int ret = down_timeout(&d->got_rsp, HZ);
-
-	if (ret)
-		return ret;
+	if (down_timeout(&d->got_rsp, HZ) == -ETIME)
+		return -ETIME;
 	if (down_interruptible(&d->got_rsp) < 0)
 		return -EINTR;
 	return 0;
