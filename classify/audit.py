@@ -100,7 +100,7 @@ def _join_ops(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) 
         sf.ops.append(OpFact(op.op, op.path, op.line, func, analysed=analysed,
                              balanced=(op.path, op.line) in balanced and op.op in ACQUIRE,
                              atomic=atomic.get((op.path, op.line, op.op), ""),
-                             note=op.note))
+                             note=op.note, loop=op.loop))
 
 
 def _join_escapes(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) -> None:

@@ -218,3 +218,40 @@ def file_includes(path: str, text: str) -> list[str]:
         if name.startswith("asm/"):
             inc.add("asm:" + name[4:])
     return sorted(inc)
+
+
+
+_LOOP_HEAD_RX = re.compile(r"(?:\b(?:for|while)\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+                           r"|\bdo)\s*$")
+
+
+def _statement_start(clean: str, pos: int) -> int:
+    """The offset after the ; { or } that ends the statement before pos (a ; inside
+    the parentheses of a for head does not)."""
+    depth = 0
+    for i in range(pos - 1, max(-1, pos - 2000), -1):
+        ch = clean[i]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            depth -= 1
+        elif ch in ";{}" and depth <= 0:
+            return i + 1
+    return max(0, pos - 2000)
+
+
+def in_loop(clean: str, fs: FileScopes, pos: int) -> bool:
+    """Whether pos lies in the body of a for, while or do loop of its function:
+    a single statement right after the loop's head, or a braced body."""
+    if _LOOP_HEAD_RX.search(clean[_statement_start(clean, pos):pos].rstrip()):
+        return True
+    i = fs.innermost(pos)
+    while i >= 0 and fs.scopes[i].kind == "block":
+        sc = fs.scopes[i]
+        head = _LOOP_HEAD_RX.search(clean[_statement_start(clean, sc.start):sc.start].rstrip())
+        # do { ... } while (0) runs once: the macro idiom, not a loop
+        once = re.match(r"\s*while\s*\(\s*0\s*\)", clean[sc.end + 1:sc.end + 40])
+        if head and not (head.group(0).startswith("do") and once):
+            return True
+        i = sc.parent
+    return False

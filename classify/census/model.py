@@ -17,7 +17,7 @@ OPS = ("sema_init", "down", "down_interruptible", "down_killable", "down_trylock
 ACQUIRE = ("down", "down_interruptible", "down_killable", "down_trylock", "down_timeout")
 
 
-CENSUS_VERSION = "census-5"
+CENSUS_VERSION = "census-6"
 
 
 _SUBSYS_TWO = ("drivers/", "fs/", "net/", "sound/", "arch/", "include/", "kernel/",
@@ -53,6 +53,7 @@ class Op:
     via: str = ""      # direct | pointer | ambiguous | unresolved
     candidates: tuple[str, ...] = ()
     note: str = ""
+    loop: bool = False  # inside a for/while/do body of its function
 
 
 @dataclass

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from classify.census.cscan import (FileScopes, clean_source, file_includes, macro_spans,
-                                   object_macros, scan_scopes)
+from classify.census.cscan import (FileScopes, clean_source, file_includes, in_loop,
+                                   macro_spans, object_macros, scan_scopes)
 from classify.census.model import Decl, OPS, Op
 from classify.census.resolver import _struct_hint, last_name, strip_expr
 
@@ -177,7 +177,8 @@ def scan_ops(path: str, clean: str, fs: FileScopes,
             if start <= m.start() < end:
                 func = f"macro {mname}"
                 break
-        out.append((Op(path, fs.line_of(m.start()), name, args[0], func, tuple(args)), m.start()))
+        out.append((Op(path, fs.line_of(m.start()), name, args[0], func, tuple(args),
+                       loop=in_loop(clean, fs, m.start())), m.start()))
     return out
 
 
@@ -193,7 +194,7 @@ def scan_file(rel: str, text: str) -> dict:
         base, _, _ = last_name(strip_expr(op.expr).lstrip("&"))
         hint = _struct_hint(clean, fstart, pos, base) if re.fullmatch(r"\w+", base) else ""
         ops.append({"line": op.line, "op": op.op, "expr": op.expr, "func": op.func,
-                    "args": list(op.args), "base": base, "hint": hint})
+                    "args": list(op.args), "base": base, "hint": hint, "loop": op.loop})
     decl_lines = {d.line for d in decls if d.init}
     for m in re.finditer(r"\b__SEMAPHORE_INITIALIZER\s*\(", clean):
         line = fs.line_of(m.start())

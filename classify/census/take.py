@@ -78,6 +78,7 @@ def take_census(root: Path, files: list[str] | None = None,
     for rel, o in raw_ops:
         target, via, cands, note = res.resolve(rel, o["func"], o["expr"], o["line"])
         census.ops.append(Op(rel, o["line"], o["op"], o["expr"], o["func"],
-                             tuple(o["args"]), target, via, cands, note))
+                             tuple(o["args"]), target, via, cands, note,
+                             loop=o.get("loop", False)))
     census.ops.sort(key=lambda o: (o.path, o.line, o.op, o.expr))
     return census

@@ -4,7 +4,8 @@ for and another signals, when the waiting and the signalling are apart.
 
 from __future__ import annotations
 
-from classify.rules.model import COMPLETION, Case, Verdict, unknown, verdict
+from classify.rules.model import (COMPLETION, COUNTING, Case, Verdict, funcs, unknown,
+                                  verdict)
 
 
 def _zero(c: Case) -> bool:
@@ -32,6 +33,19 @@ def zero_taken_and_released_together(c: Case) -> Verdict | None:
     return unknown([f"starts at 0 (locked) but is taken and released in "
                     f"{', '.join(f + '()' for f in both)}"], c.inits + c.ops[:8],
                    "a gate opened once, or a mutex initialised locked: review")
+
+
+def zero_pool(c: Case) -> Verdict | None:
+    """Filled by up() in a loop: a pool of tokens (udlfb's free URBs), each taken
+    and given back.  complete() would count the tokens too, but a pool is what a
+    counting semaphore is for.  A waiter in a loop is no sign: a thread waits for
+    one event after another (ipmi_ipmb's kthread)."""
+    filled = [o for o in c.ups if o.loop]
+    if not _zero(c) or not filled:
+        return None
+    return verdict(COUNTING, ["starts at 0 and is filled by up() in a loop in "
+                              + funcs(filled) + ": a pool of tokens, each taken and "
+                              "given back"], filled + c.inits)
 
 
 def zero_trylock(c: Case) -> Verdict | None:

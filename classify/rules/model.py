@@ -23,6 +23,7 @@ class OpFact:
     balanced: bool = False         # an acquisition released on all paths of func
     atomic: str = ""               # why the call is in atomic context, "" if not known to be
     note: str = ""
+    loop: bool = False             # inside a loop of its function
 
     @property
     def in_interrupt(self) -> bool:

@@ -30,6 +30,7 @@ RULES: tuple[Rule, ...] = (
     event.zero_never_released,
     event.zero_never_waited,
     event.zero_taken_and_released_together,
+    event.zero_pool,
     event.zero_trylock,
     event.completion,
     lock.released_in_interrupt,

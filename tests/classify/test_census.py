@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from classify.census import (Resolver, candidate_files, clean_source, scan_file,
                              subsystem, take_census)
 
@@ -157,3 +159,17 @@ def test_calls_inside_macro_bodies_are_found(tmp_path):
                             "\tup(&s);\t\\\n} while (0)\n", "m.c")
     assert [(o.line, o.op, o.func, o.target) for o in c.ops] == [
         (3, "down", "macro LOCKED", "m.c:s"), (5, "up", "macro LOCKED", "m.c:s")]
+
+
+@pytest.mark.parametrize("body,looped", [
+    ("for (i = 0; i < n; i++) up(&d->s);", True),          # a for head with ;
+    ("while (x) {\n if (y)\n  up(&d->s);\n}", True),      # nested in a loop body
+    ("do { up(&d->s); } while (k--);", True),
+    ("do { up(&d->s); } while (0);", False),                 # the macro idiom runs once
+    ("if (x) {\n up(&d->s);\n}", False),
+    ("up(&d->s);", False),
+])
+def test_a_call_in_a_loop_is_marked(body, looped):
+    from classify.census.cscan import in_loop, scan_scopes
+    text = clean_source("void f(struct d *d)\n{\n" + body + "\n}\n")
+    assert in_loop(text, scan_scopes(text), text.index("up(&d->s)")) is looped

@@ -11,9 +11,9 @@ def init(count="1", value=1):
     return InitFact(count, value, "a.c", 1, "sema_init")
 
 
-def op(kind, func, line, balanced=False, atomic="", analysed=True):
+def op(kind, func, line, balanced=False, atomic="", analysed=True, loop=False):
     return OpFact(kind, "a.c", line, func, analysed=analysed, balanced=balanced,
-                  atomic=atomic)
+                  atomic=atomic, loop=loop)
 
 
 IRQ = "in irq(), an interrupt/timer/tasklet callback registered at line 3"
@@ -38,6 +38,14 @@ CASES = [
     ("an event waited for with a timeout", SemFacts("t", [init("0", 0)], [
         op("down_timeout", "wait", 3), op("up", "signal", 9)]),
      COMPLETION, "wait_for_completion_timeout"),
+    # udlfb's limit_sem: filled by up() in a loop, a pool of free URBs
+    ("a pool filled in a loop", SemFacts("p", [init("0", 0)], [
+        op("up", "alloc_pool", 3, loop=True), op("down_timeout", "get", 9),
+        op("up", "put", 12)]), COUNTING, "pool of tokens"),
+    # ipmi_ipmb's wake_thread: a kthread waits in its loop for one event after another
+    ("a waiter in a loop is still an event", SemFacts("w", [init("0", 0)], [
+        op("down", "thread", 3, loop=True), op("up", "sender", 9)]),
+     COMPLETION, "starts at 0"),
     ("up in interrupt context", SemFacts("a", [init()], [
         op("down", "f", 10, balanced=True), op("up", "f", 12, atomic=IRQ)]),
      COUNTING, "interrupt"),
