@@ -6,6 +6,8 @@ stops the later rules from claiming what the facts do not show.
 
 from __future__ import annotations
 
+import re
+
 from classify.rules.model import COUNTING, Case, Verdict, unknown, verdict
 
 
@@ -63,6 +65,21 @@ def no_initialiser(c: Case) -> Verdict | None:
     return unknown(["no initialiser found (sema_init, DEFINE_SEMAPHORE, "
                     "__SEMAPHORE_INITIALIZER)"], c.ops[:6],
                    "find where its count is set (e.g. sema_init through a pointer)")
+
+
+_RUNTIME_VALUE = re.compile(r"->|\.|\b[a-z_][a-z0-9_]*\b(?!\s*\()")
+
+
+def runtime_count(c: Case) -> Verdict | None:
+    """A count read from a variable or a field (`dev->cmd.max_cmds`, `num_msg`) is
+    set at run time: a pool sized to the hardware's queue, which a mutex cannot
+    be unless the value is always 1 -- a claim the code does not make."""
+    runtime = [i for i in c.inits if i.value is None and _RUNTIME_VALUE.search(i.count)]
+    if not runtime:
+        return None
+    return verdict(COUNTING, [f"initial count `{runtime[0].count}` is a run-time value "
+                              "(a variable or a field): a pool sized when the code runs, "
+                              "it stays a semaphore"], runtime + c.ops[:6])
 
 
 def symbolic_count(c: Case) -> Verdict | None:

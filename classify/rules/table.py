@@ -20,6 +20,7 @@ RULES: tuple[Rule, ...] = (
     certain.calls_not_parsed,
     certain.timed_lock,
     certain.no_initialiser,
+    certain.runtime_count,
     certain.symbolic_count,
     certain.several_counts,
     certain.negative_count,

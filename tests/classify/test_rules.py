@@ -38,6 +38,14 @@ CASES = [
     ("an event waited for with a timeout", SemFacts("t", [init("0", 0)], [
         op("down_timeout", "wait", 3), op("up", "signal", 9)]),
      COMPLETION, "wait_for_completion_timeout"),
+    # a count read from a field: a pool sized at run time (mlx4's max_cmds)
+    ("a run-time count", SemFacts("r", [InitFact("dev->cmd.max_cmds", None, "a.c", 1,
+                                                 "sema_init")], MUTEX_OPS),
+     COUNTING, "run-time value"),
+    # its look-alike: a macro the census could not resolve stays unknown
+    ("an unresolved macro count", SemFacts("r", [InitFact("MAX_CMDS", None, "a.c", 1,
+                                                          "sema_init")], MUTEX_OPS),
+     UNKNOWN, "could not be resolved"),
     # udlfb's limit_sem: filled by up() in a loop, a pool of free URBs
     ("a pool filled in a loop", SemFacts("p", [init("0", 0)], [
         op("up", "alloc_pool", 3, loop=True), op("down_timeout", "get", 9),
@@ -72,8 +80,6 @@ CASES = [
      UNKNOWN, "not proven released"),
     ("trylock in process context", SemFacts("t", [init()], [
         op("down_trylock", "f", 10, balanced=True), op("up", "f", 12)]), UNKNOWN, "callers"),
-    ("symbolic count", SemFacts("s", [init("max_cmds", None)], MUTEX_OPS), UNKNOWN,
-     "max_cmds"),
     ("no initialiser", SemFacts("i", [], MUTEX_OPS), UNKNOWN, "no initialiser"),
     ("never used", SemFacts("n", [], []), UNKNOWN, "no initialiser"),
     ("count 0 taken and released in one function", SemFacts("g", [init("0", 0)], [
