@@ -4,41 +4,39 @@ Kernel variants, all built from one worktree (work/trees/runtime) into one O= di
 (work/build/runtime, fragments base+mode-full+runtime), each image kept in
 work/runtime/images/:
 
-- trust: the series (the audit's arch_semaphore marking of the counting pool) plus,
-  made here, a marking of (a) every counting semaphore a runtime scenario is about that
-  the series leaves unmarked and (b) every semaphore that has an `unmark:` variant of
-  its own (the *isolation*: an unknown-pool semaphore such as xfs_buf.b_sema would
-  otherwise report first, and lockdep switches itself off after its first report, so
-  the counting semaphores of the same subsystem would go unseen);
-- unmark:<id>: the trust tree with that one semaphore declared struct semaphore again,
-  so that DEBUG_MUTEX_FULL makes it a debug mutex: the *challenge* of a counting
-  semaphore, or the *probe* of an unknown one.
+- trust: the series, its own marking of the counting pool (0004) made again by the
+  marking mechanism (cocci/sem_to_arch.cocci, which follows pointer aliases) together
+  with a marking of every semaphore that has an `unmark:` variant of its own (the
+  *isolation*: an unknown-pool semaphore such as xfs_buf.b_sema would otherwise report
+  first, and lockdep switches itself off after its first report, so the counting
+  semaphores of the same subsystem would go unseen).  A semaphore the script refuses
+  to mark stays a debug mutex: the run names it, and so does runtime.json's
+  "variants" record;
+- unmark:<id>: trust with that one semaphore's marking commit taken back, so that
+  DEBUG_MUTEX_FULL makes it a debug mutex: the *challenge* of a counting semaphore, or
+  the *probe* of an unknown one.
 
-A variant is a commit made with a temporary index (no checkout), and switching the
-worktree between variants rewrites only the files that differ, so each variant after
-the first is an incremental build.  Scenarios boot the image of their variant with the
-devices they need (a fresh disk made by mkfs on the host, a virtio NIC on an isolated
-user network, a USB keyboard driven through QMP).  Every boot is then read for its
-lockdep classes and reports, and classify.evidence turns the boots into one runtime
-record per semaphore of the audit: reports/linux-<version>/runtime.json, which
-`make audit` shows.
+qemu/variants.py makes them, as commits (one per semaphore marked, reused from a
+stamp); switching the build worktree between variants rewrites only the files that
+differ, so each variant after the first is an incremental build.  Scenarios boot the
+image of their variant with the devices they need (a fresh disk made by mkfs on the
+host, a virtio NIC on an isolated user network, a USB keyboard driven through QMP).
+Every boot is then read for its lockdep classes and reports, and classify.evidence
+turns the boots into one runtime record per semaphore of the audit:
+reports/linux-<version>/runtime.json, which `make audit` shows.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import re
 import shutil
 import subprocess
-import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from classify import evidence as rt
 from classify.paths import slug
-from classify.tree import GIT_ENV, TreeError, check_kernel_tree, git
+from classify.tree import TreeError, check_kernel_tree
 from qemu import parse
 from qemu.boot import BOOTS_DIR, BootResult, Kernel, boot_scenario, result_lines
 from qemu.build import BuildRequest, BuildResult, BuildStatus, build
@@ -47,126 +45,14 @@ from qemu.config import ConfigRequest, ConfigStatus, configure
 from qemu.rootfs import InitramfsRequest, InitramfsStatus, make_initramfs
 from qemu.scenarios import Evaluation, Scenario
 from qemu.source import Source, prepare_source
+from qemu.variants import Variant, checkout, make_variants, plan_variants
 
 log = logging.getLogger("sem2mutex.qemu.runtime")
 
 FRAGMENTS = ("base", "mode-full", "runtime")
 RUNTIME_DIR = WORK_DIR / "runtime"
-TREE = WORK_DIR / "trees" / "runtime"
 BUILD = WORK_DIR / "build" / "runtime"
 DISK_MB = {"xfs": 320, "btrfs": 256}
-
-
-@dataclass
-class Variant:
-    name: str                                 # "trust" | "unmark:<id>"
-    commit: str = ""
-    marked: frozenset[str] = frozenset()
-    image: Path | None = None
-    build: BuildResult | None = None
-    errors: list[str] = field(default_factory=list)
-
-
-# ------------------------------------------------------------------ variants
-
-def commit_edits(repo: Path, base: str, edits: dict[str, str], message: str) -> str:
-    """A commit on top of base with the files of edits replaced, made with a temporary
-    index: the worktree is not touched."""
-    if not edits:
-        return base
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {**GIT_ENV, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        git(repo, "read-tree", base, env=env)
-        for path, text in sorted(edits.items()):
-            blob = subprocess.run(["git", "-C", str(repo), "hash-object", "-w", "--stdin"],
-                                  input=text, capture_output=True, text=True, check=True,
-                                  env={**os.environ, **env}).stdout.strip()
-            git(repo, "update-index", "--cacheinfo", f"100644,{blob},{path}", env=env)
-        tree = git(repo, "write-tree", env=env).strip()
-        return git(repo, "commit-tree", tree, "-p", base, "-m", message, env=env).strip()
-
-
-def show(repo: Path, commit: str, path: str) -> str:
-    return git(repo, "show", f"{commit}:{path}")
-
-
-def marking_edits(repo: Path, commit: str, sems: dict[str, dict], ids: list[str],
-                  arch: bool) -> dict[str, str]:
-    """path -> new text, marking (arch=True) or unmarking each id's declaration."""
-    edits: dict[str, str] = {}
-    for sid in ids:
-        d = sems[sid]["declared"]
-        text = edits.get(d["path"]) or show(repo, commit, d["path"])
-        new, _ = rt.set_marking(text, d["line"], sid.rsplit(":", 1)[1].split(".")[-1], arch)
-        if new != text:
-            edits[d["path"]] = new
-    return edits
-
-
-def marked_ids(repo: Path, commit: str, sems: dict[str, dict]) -> frozenset[str]:
-    """The audit ids declared struct arch_semaphore at commit."""
-    texts: dict[str, str | None] = {}
-    out = set()
-    for sid, s in sems.items():
-        path = s["declared"]["path"]
-        if path not in texts:
-            try:
-                texts[path] = show(repo, commit, path)
-            except TreeError:
-                texts[path] = None
-        text = texts[path]
-        if text is not None and rt.is_marked(text, s["declared"]["line"],
-                                             sid.rsplit(":", 1)[1].split(".")[-1]):
-            out.add(sid)
-    return frozenset(out)
-
-
-def plan_variants(scenarios: list[Scenario], sems: dict[str, dict]) -> tuple[list[str],
-                                                                             list[str]]:
-    """(variant names, trust marks): trust first, then each unmark:<id> in scenario order;
-    the trust marks are the ids with a variant of their own plus the counting ids the
-    scenarios are about."""
-    variants = ["trust"]
-    for sc in scenarios:
-        if sc.variant not in variants:
-            variants.append(sc.variant)
-    marks = [v.split(":", 1)[1] for v in variants if v.startswith("unmark:")]
-    for sc in scenarios:
-        for sid in sc.about:
-            if sems.get(sid, {}).get("class") == "counting" and sid not in marks:
-                marks.append(sid)
-    unknown = [i for i in marks if i not in sems]
-    if unknown:
-        raise TreeError(f"runtime scenarios name ids the audit does not have: {unknown}")
-    return variants, marks
-
-
-def make_variants(source: Source, sems: dict[str, dict], names: list[str],
-                  marks: list[str]) -> list[Variant]:
-    repo = source.tree
-    base = git(repo, "rev-parse", "HEAD").strip()
-    trust = commit_edits(repo, base, marking_edits(repo, base, sems, marks, True),
-                         "runtime: trust: mark " + " ".join(marks))
-    out = []
-    for name in names:
-        if name == "trust":
-            commit = trust
-        else:
-            sid = name.split(":", 1)[1]
-            commit = commit_edits(repo, trust, marking_edits(repo, trust, sems, [sid], False),
-                                  f"runtime: leave {sid} unmarked")
-        out.append(Variant(name, commit, marked_ids(repo, commit, sems)))
-    return out
-
-
-def checkout(source: Source, commit: str, dest: Path = TREE) -> Path:
-    if not (dest / ".git").exists():
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        git(source.tree, "worktree", "prune")
-        git(source.tree, "worktree", "add", "-q", "--detach", str(dest.resolve()), commit)
-    else:
-        git(dest, "checkout", "-q", "-f", "--detach", commit)
-    return dest
 
 
 def build_variant(source: Source, v: Variant, images: Path = RUNTIME_DIR / "images",
@@ -291,18 +177,24 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
     data: dict = {}
     for name in names:
         v = variants[name]
-        with Timer() as t:
-            build_variant(source, v)
-        times[f"build {name}"] = t.elapsed
-        log.info("runtime: variant %s: %s in %.0f s", name,
-                 "built" if v.image else "NOT BUILT", t.elapsed)
+        if not v.refused:
+            with Timer() as t:
+                build_variant(source, v)
+            times[f"build {name}"] = t.elapsed
+            log.info("runtime: variant %s: %s in %.0f s", name,
+                     "built" if v.image else "NOT BUILT", t.elapsed)
         if v.image is not None and name == "trust":
             built = built_sources()
         for sc in [s for s in scenarios if s.variant == name]:
-            results.append(boot_one(sc, v, source, index, initramfs, out_dir, accel))
+            if v.refused:
+                results.append(BootResult(sc.name, False, "not_built", [
+                    f"variant {name} not made: {v.refused}"], fragments=FRAGMENTS))
+            else:
+                results.append(boot_one(sc, v, source, index, initramfs, out_dir, accel))
             boots.append(boot_record(sc, v, out_dir))
         # after every variant: a run cut short still leaves its evidence
-        data = write_record(audit, index, version, marks, boots, built, record, kernel, apath)
+        data = write_record(audit, index, version, marks, boots, built, record, kernel, apath,
+                            list(variants.values()))
     times["boots"] = round(sum(r.run_elapsed for r in results), 1)
     RUNTIME_DIR.mkdir(parents=True, exist_ok=True)
     (RUNTIME_DIR / "times.json").write_text(dumps(times))
@@ -314,9 +206,23 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
     return results, data
 
 
+def variant_records(variants: list[Variant]) -> dict[str, dict]:
+    """What each variant marks: trust the ids its marking committed and those it could
+    not mark (why); an unmark:<id> the id it leaves unmarked, or why it was not made."""
+    out: dict[str, dict] = {}
+    for v in variants:
+        if v.name == "trust":
+            out[v.name] = {"marked": sorted(v.marked), "not_marked": dict(v.not_marked)}
+        else:
+            out[v.name] = {"unmarks": v.name.split(":", 1)[1]}
+            if v.refused:
+                out[v.name]["not_made"] = v.refused
+    return out
+
+
 def write_record(audit: dict, index: rt.SemIndex, version: str, marks: list[str],
                  boots: list[rt.Boot], built: set[str], record: Path | None, kernel: Path,
-                 apath: Path) -> dict:
+                 apath: Path, variants: list[Variant] = ()) -> dict:
     """runtime.json: the stable record of the boots so far (no times)."""
     records = rt.runtime_records(audit["semaphores"], boots, built)
     data = {
@@ -330,6 +236,7 @@ def write_record(audit: dict, index: rt.SemIndex, version: str, marks: list[str]
                   for b in boots},
         "counts": rt.counts(records),
         "semaphores": records,
+        "variants": variant_records(list(variants)),
     }
     if record is None:
         record = (apath.parent / "runtime.json" if kernel == DEFAULT_KERNEL.resolve()
@@ -372,6 +279,8 @@ def _config_ok():
 
 
 def boot_record(sc: Scenario, v: Variant, out_dir: Path) -> rt.Boot:
+    if v.refused:       # no kernel: no evidence about anything
+        return rt.Boot(sc.name, v.name, v.marked, verdict="not_made")
     if v.image is None:
         return rt.Boot(sc.name, v.name, v.marked, build_errors=v.errors, verdict="not_built")
     log_path = out_dir / f"{sc.name}.log"
@@ -384,6 +293,11 @@ def boot_record(sc: Scenario, v: Variant, out_dir: Path) -> rt.Boot:
 def summary(results: list[BootResult], data: dict, about: dict[str, list[str]]) -> str:
     """The boots, then one line per semaphore a scenario is about, then the counts."""
     lines = result_lines(results)
+    for name, var in data.get("variants", {}).items():
+        for sid, why in var.get("not_marked", {}).items():
+            lines.append(f"runtime: {name}: {sid} NOT MARKED, runs as a debug mutex: {why}")
+        if var.get("not_made"):
+            lines.append(f"runtime: variant {name} NOT MADE: {var['not_made']}")
     recs = data["semaphores"]
     for sid in sorted({i for ids in about.values() for i in ids}):
         lines.append(f"runtime: {sid}: {rt.summary_line(recs.get(sid, {'status': '?'}))}")

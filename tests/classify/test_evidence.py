@@ -1,12 +1,18 @@
 """classify/evidence.py: lockdep name -> audit id, the runtime records, the marking of one
-semaphore, and the report sections; each with the case it must catch and one it must not."""
+semaphore (by classify.convert.marking), and the report sections; each with the case it
+must catch and one it must not."""
 
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from classify import evidence as rt
+from classify.convert.marking import mark_commits
+from classify.tree import GIT_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 AUDIT = REPO / "reports" / "linux-6.1.192" / "audit.json"
@@ -180,27 +186,53 @@ def test_build_error_of_a_challenge_is_its_violation():
 
 
 MEMBER = "struct x {\n\tstruct semaphore\tic_sema;\n\tstruct semaphore other;\n};\n"
+PRINTK = "int x;\nint y;\nstatic DEFINE_SEMAPHORE(console_sem);\n"
+needs_spatch = pytest.mark.skipif(shutil.which("spatch") is None, reason="spatch missing")
 
 
-def test_set_marking_member_and_define():
-    new, line = rt.set_marking(MEMBER, 2, "ic_sema", True)
-    assert line == 2 and "struct arch_semaphore\tic_sema;" in new
-    assert "\tstruct semaphore other;" in new                 # the neighbour is untouched
-    assert rt.set_marking(new, 2, "ic_sema", True) == (new, 0)  # already marked
-    assert rt.set_marking(new, 2, "ic_sema", False)[0] == MEMBER
-    text = "x\ny\nstatic DEFINE_SEMAPHORE(console_sem);\n"
-    new, line = rt.set_marking(text, 2, "console_sem", True)   # one line off: found
-    assert line == 3 and "DEFINE_ARCH_SEMAPHORE(console_sem)" in new
-    assert rt.is_marked(new, 3, "console_sem") is True
-    assert rt.is_marked(text, 3, "console_sem") is False
+def small_repo(root: Path) -> Path:
+    (root / "fs").mkdir(parents=True)
+    (root / "kernel").mkdir()
+    (root / "fs" / "x.h").write_text(MEMBER)
+    (root / "kernel" / "printk.c").write_text(PRINTK)
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "base"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                       env={**os.environ, **GIT_ENV})
+    return root
 
 
-def test_set_marking_refuses_what_it_does_not_find():
-    with pytest.raises(ValueError):
-        rt.set_marking(MEMBER, 2, "sem", True)       # "other" and "ic_sema" only
-    with pytest.raises(ValueError):
-        rt.set_marking(MEMBER + "\n" * 10 + "struct semaphore far;\n", 2, "far", True)
-    assert rt.is_marked(MEMBER, 2, "nothing") is None
+def decl(sid, path, line, kind):
+    return {"id": sid, "class": "counting", "init": [], "ops": [],
+            "declared": {"path": path, "line": line, "kind": kind}}
+
+
+@needs_spatch
+def test_marking_one_semaphore_is_the_marking_mechanism_and_revert_its_inverse(tmp_path):
+    """What the runtime variants are made of (the line edit set_marking was replaced by
+    classify.convert.marking): one commit per semaphore, only its declaration (the
+    neighbour on the next line untouched; DEFINE_SEMAPHORE too), `git revert` the exact
+    inverse, and a semaphore that is not there refused with no commit."""
+    repo = small_repo(tmp_path / "k")
+    ic, con = decl("fs/x.h:x.ic_sema", "fs/x.h", 2, "member"), \
+        decl("kernel/printk.c:console_sem", "kernel/printk.c", 3, "static")
+    gone = decl("fs/x.h:x.sem", "fs/x.h", 2, "member")
+    marks = mark_commits(repo, [ic, con, gone])
+    assert {i: m.status for i, m in marks.items()} == {
+        ic["id"]: "marked", con["id"]: "marked", gone["id"]: "error"}
+    assert not marks[gone["id"]].commit and marks[gone["id"]].why
+
+    def show(commit, path):
+        return subprocess.run(["git", "-C", str(repo), "show", f"{commit}:{path}"],
+                              capture_output=True, text=True, check=True).stdout
+    head = marks[con["id"]].commit
+    assert show(marks[ic["id"]].commit, "fs/x.h").splitlines() == [
+        "struct x {", "\tstruct arch_semaphore ic_sema;", "\tstruct semaphore other;", "};"]
+    assert show(head, "kernel/printk.c") == PRINTK.replace("DEFINE_SEMAPHORE",
+                                                           "DEFINE_ARCH_SEMAPHORE")
+    subprocess.run(["git", "-C", str(repo), "revert", "--no-edit", marks[ic["id"]].commit],
+                   check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+    assert (repo / "fs" / "x.h").read_text() == MEMBER
+    assert "DEFINE_ARCH_SEMAPHORE(console_sem)" in (repo / "kernel" / "printk.c").read_text()
 
 
 def test_summary_line():

@@ -1,13 +1,12 @@
 """The runtime set's harness pieces without a kernel: the QEMU command line and the QMP
-key presses, the mutex_debug warnings in the parser, the variants (made by the marking mechanism,
-spatch on a small kernel tree), the devices and the evaluation of a runtime boot."""
+key presses, the mutex_debug warnings in the parser, the variants (made by the marking
+mechanism, spatch on a small kernel tree), the devices and the evaluation of a runtime boot."""
 
 import json
 import os
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,7 +16,9 @@ import pytest
 from classify import evidence as rt
 from classify.convert.marking import MARKING_NAME, SUBJECT
 from classify.tree import GIT_ENV
-from qemu import runtime
+from qemu import runtime, variants
+from qemu.boot import BootResult
+from qemu.scenarios import Scenario
 from qemu.source import Source
 from qemu.parse import clean_lines, find_reports, parse_log
 from qemu.run import KEYS_TRIGGER, RunRequest, RunStatus, key_events, qemu_command, run_qemu
@@ -228,11 +229,11 @@ def small(tmp_path_factory):
     sems = {s["id"]: s for s in SMALL_AUDIT}
     names = ["trust", "unmark:fs/a.h:x.s", "unmark:fs/a.h:x.t", "unmark:fs/b.c:other"]
     head = git(repo, "rev-parse", "HEAD")
-    variants = runtime.make_variants(source, sems, names,
-                                     ["fs/a.h:x.s", "fs/a.h:x.t", "fs/b.c:other"],
-                                     root / "mark", series)
+    made = runtime.make_variants(source, sems, names,
+                                 ["fs/a.h:x.s", "fs/a.h:x.t", "fs/b.c:other"],
+                                 root / "mark", series)
     return SimpleNamespace(root=root, repo=repo, series=series, source=source, sems=sems,
-                           head=head, names=names, variants={v.name: v for v in variants})
+                           head=head, names=names, variants={v.name: v for v in made})
 
 
 def test_variants_are_made_by_the_marking_mechanism(small):
@@ -272,7 +273,7 @@ def test_variants_are_made_by_the_marking_mechanism(small):
 def test_a_second_run_reuses_the_marking(small, monkeypatch):
     def no_spatch(*a, **kw):
         raise AssertionError("the marking ran again")
-    monkeypatch.setattr(runtime, "mark_commits", no_spatch)
+    monkeypatch.setattr(variants, "mark_commits", no_spatch)
     again = runtime.make_variants(small.source, small.sems, small.names,
                                   ["fs/a.h:x.s", "fs/a.h:x.t", "fs/b.c:other"],
                                   small.root / "mark", small.series)
@@ -344,20 +345,17 @@ def test_count_warning_names_its_semaphore():
 
 
 def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
-    """The whole chain with fake build and boot, on the variants of the small kernel
-    (reused from its stamp): variants in order, one build each, the build failure of a
-    probe as its evidence, a variant that cannot be made named, runtime.json with every
-    id and what each variant marks."""
-    from qemu.boot import BootResult
-    from qemu.scenarios import Scenario
+    """The whole chain with fake build and boot on the small kernel's variants (reused
+    from the stamp): variants in order, one build each, a probe's build failure as its
+    evidence, a variant not made named, runtime.json with every id and each variant."""
     apath = tmp_path / "reports" / "audit.json"
     apath.parent.mkdir()
     apath.write_text(json.dumps({"semaphores": SMALL_AUDIT}))
     monkeypatch.setattr(runtime, "audit_path", lambda v: apath)
     monkeypatch.setattr(runtime, "check_kernel_tree", lambda k: type("T", (), {"version": "6.1.192"}))
     monkeypatch.setattr(runtime, "prepare_source", lambda k: small.source)
-    monkeypatch.setattr(runtime, "MARK_TREE", small.root / "mark")
-    monkeypatch.setattr(runtime, "SERIES_DIR", small.series)
+    monkeypatch.setattr(variants, "MARK_TREE", small.root / "mark")
+    monkeypatch.setattr(variants, "SERIES_DIR", small.series)
     monkeypatch.setattr(runtime, "RUNTIME_DIR", tmp_path / "rt")
     built = []
 
@@ -402,8 +400,8 @@ def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
     assert booted == [("t-trust", "trust"), ("t-challenge", "unmark:fs/a.h:x.s"),
                       ("t-probe", "unmark:fs/a.h:x.t")]
     other = [r for r in results if r.scenario == "t-other"][0]
-    assert not other.passed and "not made" in other.problems[0] \
-        and "refused" in other.problems[0]
+    assert not other.passed and "not made" in other.problems[0]
+    assert "refused" in other.problems[0]
     record = json.loads((tmp_path / "runtime.json").read_text())
     recs = record["semaphores"]
     assert recs["fs/a.h:x.s"]["status"] == "violated"
@@ -415,11 +413,11 @@ def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
     assert recs["fs/b.c:other"]["status"] == "not-built"
     assert record["boots"]["t-other"]["verdict"] == "not_made"
     assert data["trust_marks"] == ["fs/a.h:x.s", "fs/a.h:x.t", "fs/b.c:other"]
-    variants = record["variants"]
-    assert variants["trust"]["marked"] == ["fs/a.h:x.s", "fs/a.h:x.t", "fs/c.c:spare"]
-    assert list(variants["trust"]["not_marked"]) == ["fs/b.c:other"]
-    assert variants["unmark:fs/a.h:x.s"] == {"unmarks": "fs/a.h:x.s"}
-    assert "refused" in variants["unmark:fs/b.c:other"]["not_made"]
+    made = record["variants"]
+    assert made["trust"]["marked"] == ["fs/a.h:x.s", "fs/a.h:x.t", "fs/c.c:spare"]
+    assert list(made["trust"]["not_marked"]) == ["fs/b.c:other"]
+    assert made["unmark:fs/a.h:x.s"] == {"unmarks": "fs/a.h:x.s"}
+    assert "refused" in made["unmark:fs/b.c:other"]["not_made"]
     summary = runtime.summary(results, data, {s.name: list(s.about) for s in scs})
     assert "runtime: fs/a.h:x.s: violated: bad_unlock_balance" in summary
     assert "runtime: trust: fs/b.c:other NOT MARKED, runs as a debug mutex: refused: " \
