@@ -1,0 +1,123 @@
+"""What the call graph knows about execution contexts: the ops-table fields and
+the registration calls whose callbacks run in a known context.
+
+Contexts: ``process`` (may sleep), ``softirq`` (timers, tasklets, RCU callbacks,
+and code with bottom halves disabled), ``hardirq`` (interrupt handlers, IPIs).
+``atomic`` in the tables below is process context that may not sleep (called
+under a spinlock or RCU by the core): it gives ``process`` with an atomic path.
+A field or registration that is not listed gives ``unknown``.
+"""
+
+from __future__ import annotations
+
+PROCESS, SOFTIRQ, HARDIRQ, UNKNOWN, ATOMIC = "process", "softirq", "hardirq", "unknown", "atomic"
+
+CONTEXTS = (PROCESS, SOFTIRQ, HARDIRQ, UNKNOWN)
+
+
+def _all(ctx: str, *fields: str) -> dict[str, str]:
+    return {f: ctx for f in fields}
+
+
+_DRIVER = _all(PROCESS, "probe", "probe_new", "remove", "shutdown", "disconnect")
+
+# struct type -> field -> context; "*" stands for every field of the type.
+OPS_FIELDS: dict[str, dict[str, str]] = {
+    # the VFS calls these from system calls, in the calling task
+    "file_operations": _all(PROCESS, "open", "release", "read", "write", "read_iter",
+                            "write_iter", "unlocked_ioctl", "compat_ioctl", "llseek",
+                            "mmap", "poll", "fsync", "flush"),
+    "proc_ops": _all(PROCESS, "proc_open", "proc_release", "proc_read", "proc_write",
+                     "proc_ioctl", "proc_compat_ioctl", "proc_lseek", "proc_poll"),
+    "v4l2_file_operations": _all(PROCESS, "open", "release", "read", "write", "poll",
+                                 "unlocked_ioctl", "mmap"),
+    "block_device_operations": _all(PROCESS, "open", "release", "ioctl", "compat_ioctl",
+                                    "getgeo"),
+    # the driver core probes and removes from a task (driver_register, deferred
+    # probe work, sysfs bind/unbind, module unload)
+    "pci_driver": {**_DRIVER, **_all(PROCESS, "sriov_configure", "suspend", "resume")},
+    "platform_driver": _DRIVER,
+    "i2c_driver": _DRIVER,
+    "spi_driver": _DRIVER,
+    "usb_driver": {**_DRIVER, **_all(PROCESS, "suspend", "resume", "reset_resume",
+                                     "pre_reset", "post_reset")},
+    "xenbus_driver": {**_DRIVER, **_all(PROCESS, "otherend_changed", "reclaim_memory",
+                                        "resume")},
+    # AER recovery runs in a kthread/workqueue, reset_prepare/done around
+    # pci_reset_function() from sysfs or a driver's process context
+    "pci_error_handlers": _all(PROCESS, "error_detected", "mmio_enabled", "slot_reset",
+                               "resume", "reset_prepare", "reset_done"),
+    # system sleep callbacks run in the PM task (runtime PM ones may be irq-safe)
+    "dev_pm_ops": _all(PROCESS, "prepare", "complete", "suspend", "resume", "freeze",
+                       "thaw", "poweroff", "restore"),
+    # under RTNL, from ioctl/netlink; the transmit path runs with bottom halves
+    # off, the watchdog from a timer, the stats and rx-mode under RCU/a spinlock
+    "net_device_ops": {**_all(PROCESS, "ndo_open", "ndo_stop", "ndo_init", "ndo_uninit",
+                              "ndo_do_ioctl", "ndo_eth_ioctl", "ndo_siocdevprivate",
+                              "ndo_set_mac_address", "ndo_change_mtu", "ndo_set_features",
+                              "ndo_vlan_rx_add_vid", "ndo_vlan_rx_kill_vid"),
+                       **_all(SOFTIRQ, "ndo_start_xmit", "ndo_tx_timeout"),
+                       **_all(ATOMIC, "ndo_get_stats64", "ndo_get_stats",
+                              "ndo_set_rx_mode")},
+    # ethtool ioctl/netlink, under RTNL
+    "ethtool_ops": {"*": PROCESS},
+    # reclaim: from kswapd or an allocating task
+    "shrinker": _all(PROCESS, "count_objects", "scan_objects"),
+    # the frontend kthread and the frontend ioctls
+    "dvb_frontend_ops": _all(PROCESS, "init", "sleep", "i2c_gate_ctrl", "set_frontend",
+                             "get_frontend", "tune", "read_status"),
+    # sysfs read/write
+    "device_attribute": _all(PROCESS, "show", "store"),
+    "driver_attribute": _all(PROCESS, "show", "store"),
+    "kobj_attribute": _all(PROCESS, "show", "store"),
+    "bus_attribute": _all(PROCESS, "show", "store"),
+    "class_attribute": _all(PROCESS, "show", "store"),
+    # module parameters: set at load or through sysfs
+    "kernel_param_ops": _all(PROCESS, "set", "get"),
+    # sysctl writes and reads
+    "ctl_table": _all(PROCESS, "proc_handler"),
+}
+
+_IRQ, _THREAD = {1: HARDIRQ}, {1: HARDIRQ, 2: PROCESS}
+_WORK, _FIRST = {1: PROCESS}, {0: PROCESS}
+
+# function -> argument index -> the context the function passed there runs in.
+REGISTRATIONS: dict[str, dict[int, str]] = {
+    "request_irq": _IRQ, "request_any_context_irq": _IRQ, "request_percpu_irq": _IRQ,
+    "request_threaded_irq": _THREAD,
+    "devm_request_irq": {2: HARDIRQ}, "devm_request_any_context_irq": {2: HARDIRQ},
+    "devm_request_threaded_irq": {2: HARDIRQ, 3: PROCESS},
+    "timer_setup": {1: SOFTIRQ}, "DEFINE_TIMER": {1: SOFTIRQ},
+    "tasklet_setup": {1: SOFTIRQ}, "tasklet_init": {1: SOFTIRQ},
+    "DECLARE_TASKLET": {1: SOFTIRQ}, "DECLARE_TASKLET_OLD": {1: SOFTIRQ},
+    "call_rcu": {1: SOFTIRQ},
+    # IPIs: the function runs in the interrupt of each CPU
+    "on_each_cpu": {0: HARDIRQ}, "smp_call_function": {0: HARDIRQ},
+    "smp_call_function_single": {1: HARDIRQ}, "smp_call_function_many": {1: HARDIRQ},
+    "INIT_WORK": _WORK, "INIT_DELAYED_WORK": _WORK, "INIT_WORK_ONSTACK": _WORK,
+    "INIT_DELAYED_WORK_ONSTACK": _WORK, "INIT_DEFERRABLE_WORK": _WORK,
+    "DECLARE_WORK": _WORK, "DECLARE_DELAYED_WORK": _WORK,
+    "DECLARE_DEFERRABLE_WORK": _WORK, "INIT_RCU_WORK": _WORK,
+    "kthread_init_work": _WORK, "kthread_init_delayed_work": _WORK,
+    "kthread_run": _FIRST, "kthread_create": _FIRST, "kthread_create_on_node": _FIRST,
+    "kthread_create_on_cpu": _FIRST, "kthread_run_on_cpu": _FIRST,
+    # module and built-in initcalls run from the loading task / kernel_init
+    **{name: _FIRST for name in ("module_init", "module_exit", "late_initcall",
+                                 "device_initcall", "subsys_initcall", "fs_initcall",
+                                 "arch_initcall", "core_initcall", "postcore_initcall",
+                                 "rootfs_initcall", "__initcall", "late_initcall_sync",
+                                 "subsys_initcall_sync", "device_initcall_sync")},
+    "DEVICE_ATTR": {2: PROCESS, 3: PROCESS},
+}
+
+
+def field_context(struct: str, field: str) -> str:
+    """The context of an ops-table field: PROCESS, SOFTIRQ, HARDIRQ, ATOMIC or UNKNOWN."""
+    table = OPS_FIELDS.get(struct, {})
+    return table.get(field) or table.get("*") or UNKNOWN
+
+
+def registration_context(passer: str, index: int) -> str:
+    """The context a function passed to passer at index runs in, "" when passer
+    is not a registration (then it calls what it is given, synchronously)."""
+    return REGISTRATIONS.get(passer, {}).get(index, "")
