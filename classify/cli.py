@@ -51,7 +51,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     for p in written:
         print(f"audit: wrote {p}")
     print("audit: %(total_seconds).1f s (census %(census_seconds).1f s, spatch "
-          "%(facts_seconds).1f s, cache %(cache_hits)d hits / %(cache_misses)d misses)"
+          "%(facts_seconds).1f s, call graph %(callgraph_seconds).1f s, cache %(cache_hits)d hits / %(cache_misses)d misses)"
           % audit.stats)
     return 0
 

@@ -82,6 +82,37 @@ if@q (\(ret\|ret < 0\)) S
     when strict
 up(E);
 
+// ret = down_xxx(E); if (ret) S else { ... up(E); ... }: the success path is the
+// else branch (bnx2x_prev_mark_path), and every path through it releases.
+@sem_bal_assign_else forall@
+expression E;
+identifier ret;
+statement S;
+position pb;
+@@
+
+ret = \(down_interruptible@pb\|down_killable@pb\)(E);
+if (\(ret\|ret < 0\)) S else {
+  ... when != E
+      when strict
+  up(E);
+  ...
+}
+
+// if (down_xxx(E)) S else { ... up(E); ... }
+@sem_bal_if_else forall@
+expression E;
+statement S;
+position pb;
+@@
+
+if (\(down_interruptible@pb\|down_killable@pb\|down_trylock@pb\)(E)) S else {
+  ... when != E
+      when strict
+  up(E);
+  ...
+}
+
 // T ret = down_xxx(E); ... if (ret) S ... up(E);  (same two steps)
 @sem_bal_decl_test@
 expression E;
@@ -131,7 +162,7 @@ up(E);
 identifier op = {down, down_interruptible, down_killable, down_trylock};
 expression E;
 position p != {sem_bal_down.p, sem_bal_if.p, sem_bal_assign.pb, sem_bal_decl.pb,
-               sem_bal_trylock.p};
+               sem_bal_trylock.p, sem_bal_assign_else.pb, sem_bal_if_else.pb};
 @@
 
 op@p(E)
@@ -197,6 +228,24 @@ print("SEM2MUTEX " + json.dumps({"fact": "balanced", "expr": E,
 @script:python depends on facts@
 E << sem_bal_trylock.E;
 p << sem_bal_trylock.p;
+@@
+import json
+print("SEM2MUTEX " + json.dumps({"fact": "balanced", "expr": E,
+      "func": p[0].current_element, "file": p[0].file, "line": int(p[0].line), "col": int(p[0].column)},
+      sort_keys=True))
+
+@script:python depends on facts@
+E << sem_bal_assign_else.E;
+p << sem_bal_assign_else.pb;
+@@
+import json
+print("SEM2MUTEX " + json.dumps({"fact": "balanced", "expr": E,
+      "func": p[0].current_element, "file": p[0].file, "line": int(p[0].line), "col": int(p[0].column)},
+      sort_keys=True))
+
+@script:python depends on facts@
+E << sem_bal_if_else.E;
+p << sem_bal_if_else.pb;
 @@
 import json
 print("SEM2MUTEX " + json.dumps({"fact": "balanced", "expr": E,

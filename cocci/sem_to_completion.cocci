@@ -125,6 +125,7 @@ S2M_SEEN = set()
 S2M_TYPED = set()
 S2M_COND = set()
 S2M_VALUE = set()
+S2M_TAKEN = set()
 S2M_REFUSED = {}
 
 def s2m_file(p):
@@ -193,6 +194,23 @@ q << s2m_use.q;
 @@
 S2M_TYPED.add(s2m_key(q))
 
+// Initialised to 1 and taken at once (iwpm's nlmsg_request: "sema_init(&s, 1);
+// down(&s);"): it starts at 0, and the pair becomes init_completion().
+@s2m_taken@
+expression E;
+position p1, p2;
+@@
+
+sema_init@p1(E, 1);
+down@p2(E);
+
+@script:python@
+p1 << s2m_taken.p1;
+p2 << s2m_taken.p2;
+@@
+S2M_TAKEN.add(s2m_key(p1))
+S2M_TAKEN.add(s2m_key(p2))
+
 @s2m_call@
 identifier m : script:python() { s2m_member(m) };
 type T : script:python() { s2m_type(T) };
@@ -220,7 +238,7 @@ p << s2m_call.p;
 C << s2m_call.C = "";
 @@
 S2M_SEEN.add(s2m_key(q))
-if C and C.strip() != "0":
+if C and C.strip() != "0" and not (C.strip() == "1" and s2m_key(p) in S2M_TAKEN):
     s2m_refuse(p, "sema_init() with count %s, not 0: not a completion" % C)
 
 // The forms in which a call whose value matters is converted: a condition
@@ -458,6 +476,8 @@ top << s2m_call.top = "";
 @@
 op = op or top or "sema_init"
 new, value = S2M_NEW[op], ""
+if s2m_key(p) in S2M_TAKEN:
+    new, value = "init_completion", " (initialised to 1 and taken at once: it starts at 0)"
 if s2m_key(p) in S2M_VALUE and op == "down_timeout":
     new, value = "wait_for_completion_timeout", " ? 0 : -ETIME, the value passed on stays -ETIME"
 elif s2m_key(p) in S2M_VALUE:
@@ -537,6 +557,16 @@ expression E, J;
 - up@p@p2(E)
 + complete(E)
 )
+
+// sema_init(E, 1) then down(E), converted above to wait_for_completion(E):
+// the pair is an initialisation to 0.
+@s2m_taken_init depends on patch@
+expression E;
+@@
+
+- sema_init(E, 1);
+- wait_for_completion(E);
++ init_completion(E);
 
 @s2m_decl depends on patch@
 identifier tag : script:python() { s2m_tag(tag) };

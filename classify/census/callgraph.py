@@ -126,9 +126,9 @@ class _Builder:
         self.graph.files_scanned += 1
         return got
 
-    def run(self) -> CallGraph:
-        frontier: set[Node] = set()
-        for op in self.census.ops:
+    def run(self, targets: set[Node] | None = None) -> CallGraph:
+        frontier: set[Node] = set(targets) if targets is not None else set()
+        for op in self.census.ops if targets is None else ():
             if op.func:
                 frontier.add((op.path, op.func[6:] if op.func.startswith("macro ") else op.func))
         self.seen |= frontier
@@ -296,11 +296,13 @@ def _results(parent: dict, hops: dict) -> dict[Node, Contexts]:
     return out
 
 
-def build_callgraph(census, root: Path, cache=None) -> CallGraph:
-    """The call graph of the functions holding the census' semaphore calls.
+def build_callgraph(census, root: Path, cache=None,
+                    targets: set[tuple[str, str]] | None = None) -> CallGraph:
+    """The call graph of the functions holding the census' semaphore calls (or only
+    of targets, (path, function) pairs, and their callers: a rule asks for few).
     cache: get(key)/put(key, value), keyed by file content (as take_census')."""
     started = time.monotonic()
-    graph = _Builder(census, root, cache).run()
+    graph = _Builder(census, root, cache).run(targets)
     graph.seconds = round(time.monotonic() - started, 2)
     log.info("callgraph: %d functions, %d files scanned, %d grep rounds (%.1f s)",
              len(set(graph.roots) | set(graph.callers)), graph.files_scanned,

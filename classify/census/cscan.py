@@ -113,7 +113,8 @@ _KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else", "
 _STRUCT_HEAD_RX = re.compile(r"\b(struct|union)\b\s*((?:__\w+(?:\([^)]*\))?\s+)*)(\w+)?\s*$")
 
 
-_ENUM_RX = re.compile(r"\benum\b[^=]*$")
+# an enum declaration ("enum tag {", "typedef enum {"), not a parameter of an enum type
+_ENUM_RX = re.compile(r"\benum\b\s*\w*\s*$")
 
 
 _FUNC_TAIL_RX = re.compile(r"\)\s*(?:\w+(?:\([^()]*\))?\s*){0,4}$")

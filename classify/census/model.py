@@ -17,7 +17,7 @@ OPS = ("sema_init", "down", "down_interruptible", "down_killable", "down_trylock
 ACQUIRE = ("down", "down_interruptible", "down_killable", "down_trylock", "down_timeout")
 
 
-CENSUS_VERSION = "census-6"
+CENSUS_VERSION = "census-7"
 
 
 _SUBSYS_TWO = ("drivers/", "fs/", "net/", "sound/", "arch/", "include/", "kernel/",

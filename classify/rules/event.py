@@ -59,10 +59,11 @@ def completion(c: Case) -> Verdict | None:
     if not _zero(c):
         return None
     return verdict(COMPLETION, [
-        "starts at 0: down() waits for an event"
+        ("initialised to 1 and taken at once, so it starts at 0" if c.init_takes
+         else "starts at 0") + ": down() waits for an event"
         + (" (down_timeout(): wait_for_completion_timeout())"
            if any(o.op == "down_timeout" for o in c.acquires) else ""),
         "waited for in " + ", ".join(sorted(f + "()" for f in c.acq_funcs)),
         "signalled by up() in " + ", ".join(sorted(f + "()" for f in c.up_funcs))
         + ", never in a function that waits",
-    ], c.inits + c.acquires + c.ups)
+    ], c.inits + c.init_takes + c.acquires + c.ups)

@@ -42,13 +42,28 @@ def released_by_another_function(c: Case) -> Verdict | None:
         "by its owner"], foreign_ups + c.acquires[:4] + c.inits)
 
 
-def trylock_callers_not_followed(c: Case) -> Verdict | None:
-    if not _one(c) or not c.trylocks:
+def trylock_reached_from_interrupt(c: Case) -> Verdict | None:
+    """A caller chain of the trylock's function starts in an interrupt, timer or
+    tasklet: mutex_trylock() must not be called there."""
+    hit = [o for o in c.trylocks if o.interrupt_context]
+    if not _one(c) or not hit:
         return None
-    return unknown(["down_trylock() on a binary semaphore: often chosen because the "
-                    "caller may run in atomic context, where mutex_trylock() is not "
-                    "allowed; its callers were not followed"], c.trylocks + c.inits,
-                   "check that " + funcs(c.trylocks) + " only runs in process context")
+    return verdict(COUNTING, ["binary semaphore taken with down_trylock() in a function "
+                              "that runs in interrupt context: " + hit[0].context],
+                   hit + c.inits)
+
+
+def trylock_callers_not_followed(c: Case) -> Verdict | None:
+    """A trylock is a mutex_trylock() only when every caller chain of its function
+    starts in process context, with no lock held on the way."""
+    open_ = [o for o in c.trylocks if not o.process_only]
+    if not _one(c) or not open_:
+        return None
+    why = "; ".join(f"{o.func}(): {o.context}" for o in open_[:2] if o.context)
+    return unknown(["down_trylock() on a binary semaphore whose callers are not all "
+                    "known to run in process context"
+                    + (f" ({why})" if why else "")], open_ + c.inits,
+                   "check that " + funcs(open_) + " only runs in process context")
 
 
 def not_released_on_every_path(c: Case) -> Verdict | None:
@@ -76,4 +91,5 @@ def mutex(c: Case) -> Verdict | None:
         "every down() is released by up() on all paths of the same function",
         "no up() outside the functions that take it, none in atomic context",
         "no down_timeout(), address not handed to other code",
-    ], c.inits + c.acquires + c.ups)
+    ] + [f"down_trylock() in {o.func}() runs in {o.context}" for o in c.trylocks],
+        c.inits + c.acquires + c.ups)

@@ -24,6 +24,18 @@ class OpFact:
     atomic: str = ""               # why the call is in atomic context, "" if not known to be
     note: str = ""
     loop: bool = False             # inside a loop of its function
+    # for a down_trylock(): where its function runs, "process: a() -> b()", from
+    # the call graph ("" when not asked)
+    context: str = ""
+
+    @property
+    def process_only(self) -> bool:
+        return self.context.startswith("process:")
+
+    @property
+    def interrupt_context(self) -> bool:
+        kinds = self.context.split(":", 1)[0]
+        return "hardirq" in kinds or "softirq" in kinds
 
     @property
     def in_interrupt(self) -> bool:
@@ -119,8 +131,16 @@ class Case:
         return sorted(set(self.facts.inits), key=lambda i: (i.path, i.line))
 
     @cached_property
+    def init_takes(self) -> list[OpFact]:
+        """The down() on the line right after a sema_init(.., 1) (iwpm's
+        "sema_init(&s, 1); down(&s);"): the semaphore starts taken, at 0."""
+        after = {(i.path, i.line + 1) for i in self.inits if i.value == 1}
+        return [o for o in self.facts.ops if o.op == "down" and (o.path, o.line) in after]
+
+    @cached_property
     def ops(self) -> list[OpFact]:
-        return sorted(set(self.facts.ops), key=lambda o: (o.path, o.line, o.op))
+        taken = set(self.init_takes)
+        return sorted(set(self.facts.ops) - taken, key=lambda o: (o.path, o.line, o.op))
 
     @cached_property
     def acquires(self) -> list[OpFact]:
@@ -144,7 +164,9 @@ class Case:
 
     @cached_property
     def values(self) -> set[int]:
-        return {i.value for i in self.inits if i.value is not None}
+        taken = {(o.path, o.line - 1) for o in self.init_takes}
+        return {0 if (i.path, i.line) in taken else i.value
+                for i in self.inits if i.value is not None}
 
     @property
     def count(self) -> int | None:

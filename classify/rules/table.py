@@ -37,6 +37,7 @@ RULES: tuple[Rule, ...] = (
     lock.released_in_interrupt,
     lock.trylock_in_interrupt,
     lock.released_by_another_function,
+    lock.trylock_reached_from_interrupt,
     lock.trylock_callers_not_followed,
     lock.not_released_on_every_path,
     lock.only_released,

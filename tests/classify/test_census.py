@@ -173,3 +173,14 @@ def test_a_call_in_a_loop_is_marked(body, looped):
     from classify.census.cscan import in_loop, scan_scopes
     text = clean_source("void f(struct d *d)\n{\n" + body + "\n}\n")
     assert in_loop(text, scan_scopes(text), text.index("up(&d->s)")) is looped
+
+
+def test_a_parameter_of_enum_type_does_not_hide_the_function():
+    """hclgevf_reset_prepare_general(..., enum hnae3_reset_type rst_type): its calls
+    belong to it; the look-alike, an enum declaration, is no function."""
+    from classify.census.cscan import scan_scopes
+    text = clean_source("enum kind {\n A,\n};\nstatic void prep(struct d *d,\n"
+                        "\t\t enum kind k)\n{\n#define N 5\n\tdown(&d->s);\n}\n")
+    fs = scan_scopes(text)
+    assert fs.function_at(text.index("down("))[0] == "prep"
+    assert [s.kind for s in fs.scopes][0] == "other"

@@ -46,6 +46,14 @@ CASES = [
     ("an unresolved macro count", SemFacts("r", [InitFact("MAX_CMDS", None, "a.c", 1,
                                                           "sema_init")], MUTEX_OPS),
      UNKNOWN, "could not be resolved"),
+    # iwpm's request: initialised to 1 and taken on the next line, so it starts at 0
+    ("taken at init", SemFacts("t", [init()], [
+        op("down", "get_request", 2), op("down_timeout", "wait", 9),
+        op("up", "callback", 20)]), COMPLETION, "taken at once"),
+    # its look-alike: taken later, not at init: a count-1 lock released elsewhere
+    ("taken later", SemFacts("t", [init()], [
+        op("down", "get_request", 5), op("down_timeout", "wait", 9),
+        op("up", "callback", 20)]), COUNTING, "down_timeout"),
     # udlfb's limit_sem: filled by up() in a loop, a pool of free URBs
     ("a pool filled in a loop", SemFacts("p", [init("0", 0)], [
         op("up", "alloc_pool", 3, loop=True), op("down_timeout", "get", 9),

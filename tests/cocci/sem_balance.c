@@ -342,3 +342,46 @@ static int balanced_decl_reused(struct dev *d)
 	up(&d->sem);
 	return 0;
 }
+
+/* Balanced: the success path is the else branch (bnx2x_prev_mark_path). */
+static int bal_assign_else(struct dev *d)
+{
+	int rc;
+
+	rc = down_interruptible(&d->sem);
+	if (rc) {
+		d->y = rc;
+	} else {
+		d->x++;
+		up(&d->sem);
+	}
+	return rc;
+}
+
+/* Balanced: if (down_xxx(E)) S else { ... up(E); } */
+static int bal_if_else(struct dev *d)
+{
+	if (down_killable(&d->sem))
+		return -EINTR;
+	else {
+		d->x++;
+		up(&d->sem);
+	}
+	return 0;
+}
+
+/* Not balanced: the else branch returns on one path while holding it. */
+static int unbal_assign_else_leak(struct dev *d)
+{
+	int rc;
+
+	rc = down_interruptible(&d->sem);
+	if (rc) {
+		d->y = rc;
+	} else {
+		if (d->x)
+			return -EBUSY;
+		up(&d->sem);
+	}
+	return rc;
+}
