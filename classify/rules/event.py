@@ -27,12 +27,17 @@ def zero_never_waited(c: Case) -> Verdict | None:
 
 
 def zero_taken_and_released_together(c: Case) -> Verdict | None:
+    """Starts at 0, and one function takes it and gives it back: the count is
+    passed on from holder to holder (a gate: dm-region-hash's recovery_count,
+    ux500's device_allocation).  A completion is not taken back, and a mutex does
+    not start locked: it stays a semaphore."""
     both = sorted(c.acq_funcs & c.up_funcs)
     if not _zero(c) or not both:
         return None
-    return unknown([f"starts at 0 (locked) but is taken and released in "
-                    f"{', '.join(f + '()' for f in both)}"], c.inits + c.ops[:8],
-                   "a gate opened once, or a mutex initialised locked: review")
+    return verdict(COUNTING, [f"starts at 0 (locked) and is taken and given back in "
+                              f"{', '.join(f + '()' for f in both)}: a gate whose count "
+                              "is passed on, neither a mutex nor a completion"],
+                   c.inits + c.ops[:8])
 
 
 def zero_pool(c: Case) -> Verdict | None:

@@ -91,7 +91,7 @@ CASES = [
     ("no initialiser", SemFacts("i", [], MUTEX_OPS), UNKNOWN, "no initialiser"),
     ("never used", SemFacts("n", [], []), UNKNOWN, "no initialiser"),
     ("count 0 taken and released in one function", SemFacts("g", [init("0", 0)], [
-        op("down", "f", 10, balanced=True), op("up", "f", 12)]), UNKNOWN, "starts at 0"),
+        op("down", "f", 10, balanced=True), op("up", "f", 12)]), COUNTING, "gate"),
     ("count 0 never released", SemFacts("g", [init("0", 0)], [op("down", "f", 10)]),
      UNKNOWN, "never released"),
     ("different counts", SemFacts("d", [init("0", 0), InitFact("1", 1, "a.c", 5, "sema_init")],
