@@ -23,7 +23,7 @@ DEB_PACKAGES := bc binutils bison busybox-static ccache coccinelle cpio flex gcc
 PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
-.PHONY: help setup check test audit evaluate patches marking boot-test bitcheck bench clean distclean
+.PHONY: help setup check test audit evaluate patches marking boot-test bitcheck triage bench clean distclean
 
 help:
 	@echo "sem2mutex targets (all take KERNEL=/path/to/kernel/tree):"
@@ -36,6 +36,8 @@ help:
 	@echo "  marking    regenerate kernel-patches/0004 (the counting pool marked) from the audit (CHECK=1, EXCLUDE=)"
 	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU"
 	@echo "  bitcheck   show that DEBUG_MUTEX_NONE leaves the kernel's .text unchanged"
+	@echo "  triage     read a tester's log (LOG=dmesg.txt): each report, its semaphores and what"
+	@echo "             that says about the audit (AUDIT=, JSON=1, OUT= writes a runtime record)"
 	@echo "  bench      sizes, lock contention in QEMU, audit/spatch/kernel times, .text"
 	@echo "             of the conversion patches (RUNS=5, PARTS=boots,audit,spatch,kernel,text)"
 	@echo "  clean      remove builds, boot logs and worktrees (keeps the 6.1 tree)"
@@ -108,6 +110,15 @@ boot-test:
 bitcheck:
 	@$(PREFLIGHT) --free-gib 4 ccache gcc make flex bison bc
 	$(PYTHON) -m qemu bitcheck --kernel $(KERNEL)
+
+# LOG=<console log or dmesg> (required); AUDIT=<audit.json> (default: the committed
+# audit of the log's kernel version); JSON=1 for machines; OUT=<file> writes the boot's
+# runtime record (runtime.json format).  Exit 1 when the log cannot be read.
+triage:
+	@if [ -z "$(LOG)" ]; then echo "make triage: error: give LOG=<console log or dmesg>" >&2; \
+		exit 2; fi
+	$(PYTHON) -m qemu triage $(LOG)$(if $(AUDIT), --audit $(AUDIT))$(if $(filter 1 yes,$(JSON)), \
+		--json)$(if $(OUT), --record $(OUT))
 
 # make bench: everything, about an hour on 2 idle cores (cold kernel builds and one
 # whole-tree spatch run dominate).  PARTS=boots,audit,spatch,kernel,text picks parts

@@ -211,7 +211,7 @@ def variant_records(variants: list[Variant]) -> dict[str, dict]:
     not mark (why); an unmark:<id> the id it leaves unmarked, or why it was not made."""
     out: dict[str, dict] = {}
     for v in variants:
-        if v.name == "trust":
+        if not v.name.startswith("unmark:"):       # trust (or triage's series)
             out[v.name] = {"marked": sorted(v.marked), "not_marked": dict(v.not_marked)}
         else:
             out[v.name] = {"unmarks": v.name.split(":", 1)[1]}
@@ -220,12 +220,12 @@ def variant_records(variants: list[Variant]) -> dict[str, dict]:
     return out
 
 
-def write_record(audit: dict, index: rt.SemIndex, version: str, marks: list[str],
-                 boots: list[rt.Boot], built: set[str], record: Path | None, kernel: Path,
-                 apath: Path, variants: list[Variant] = ()) -> dict:
-    """runtime.json: the stable record of the boots so far (no times)."""
+def record_data(audit: dict, index: rt.SemIndex, version: str, marks: list[str],
+                boots: list[rt.Boot], built: set[str], variants: list[Variant] = ()) -> dict:
+    """The stable record of the boots so far (no times): what runtime.json holds, and
+    what `python3 -m qemu triage --record` writes for one log."""
     records = rt.runtime_records(audit["semaphores"], boots, built)
-    data = {
+    return {
         "schema": rt.SCHEMA, "kernel_version": version, "config": "+".join(FRAGMENTS),
         "trust_marks": sorted(marks),
         "boots": {b.name: {"variant": b.variant, "verdict": b.verdict,
@@ -238,12 +238,23 @@ def write_record(audit: dict, index: rt.SemIndex, version: str, marks: list[str]
         "semaphores": records,
         "variants": variant_records(list(variants)),
     }
-    if record is None:
-        record = (apath.parent / "runtime.json" if kernel == DEFAULT_KERNEL.resolve()
-                  else WORK_DIR / "reports" / f"{kernel.name}-{version}" / "runtime.json")
+
+
+def save_record(data: dict, record: Path) -> None:
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     log.info("runtime: wrote %s (run `make audit` to show it in the report)", record)
+
+
+def write_record(audit: dict, index: rt.SemIndex, version: str, marks: list[str],
+                 boots: list[rt.Boot], built: set[str], record: Path | None, kernel: Path,
+                 apath: Path, variants: list[Variant] = ()) -> dict:
+    """runtime.json: the stable record of the boots so far (no times)."""
+    data = record_data(audit, index, version, marks, boots, built, variants)
+    if record is None:
+        record = (apath.parent / "runtime.json" if kernel == DEFAULT_KERNEL.resolve()
+                  else WORK_DIR / "reports" / f"{kernel.name}-{version}" / "runtime.json")
+    save_record(data, record)
     return data
 
 
@@ -285,8 +296,13 @@ def boot_record(sc: Scenario, v: Variant, out_dir: Path) -> rt.Boot:
         return rt.Boot(sc.name, v.name, v.marked, build_errors=v.errors, verdict="not_built")
     log_path = out_dir / f"{sc.name}.log"
     text = log_path.read_text(errors="replace") if log_path.is_file() else ""
+    return log_boot(sc.name, v.name, v.marked, text)
+
+
+def log_boot(name: str, variant: str, marked: frozenset[str], text: str) -> rt.Boot:
+    """One boot's evidence from its console log: lockdep classes, reports, verdict."""
     parsed = parse.parse_log(text)
-    return rt.Boot(sc.name, v.name, v.marked, rt.lockdep_classes(parse.clean_lines(text)),
+    return rt.Boot(name, variant, marked, rt.lockdep_classes(parse.clean_lines(text)),
                    [parse_report_dict(r) for r in parsed.reports], verdict=parsed.verdict)
 
 

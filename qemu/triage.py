@@ -1,0 +1,301 @@
+"""`python3 -m qemu triage LOG`: what a console log or dmesg says about the audit.
+
+A tester who booted a DEBUG_MUTEX_FULL kernel sends a log.  Triage reads every report
+in it (qemu.parse), maps each lock class to the semaphore of the audit it names
+(classify.evidence, the one mapper) and says what that means for the semaphore's
+static verdict:
+
+    confirms counting                  a counting semaphore broke a mutex rule
+    contradicts the mutex verdict      a semaphore classed mutex (or completion) did
+    not a semaphore of the audit       an ordinary lock
+    a semaphore of the unknown pool behaving as a mutex
+                                       its lock class ran (the "# lockdep-class:" lines
+                                       of our /init) and no report names it
+
+With --record OUT it writes the boot's runtime record, in the format of the runtime
+set's runtime.json (qemu.runtime.record_data), for `make audit` to take in.
+
+Which semaphores ran as a debug mutex depends on the kernel: the log's
+`s2m.scenario=NAME` names a runtime scenario and so its variant (trust: the counting
+pool and the runtime set's isolation marks are struct arch_semaphore; unmark:<id>:
+trust but that one); any other log is taken as a kernel of the series
+(`series`: kernel-patches/0004 marks the audit's counting pool).  --variant says
+otherwise.  Which files were compiled in is known only from the build (--built);
+without it every semaphore the log does not show is recorded not-exercised.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from classify import evidence as rt
+from qemu import parse, runtime
+from qemu.common import PROJECT_DIR
+from qemu.scenarios import list_scenarios, load_scenario, named_set
+from qemu.variants import Variant, marking_pool
+
+_VERSION = re.compile(r"Linux version (\d+\.\d+\.\d+)")
+_SCENARIO = re.compile(r"Command line:.*\bs2m\.scenario=(\S+)")
+
+NOT_OURS = "not a semaphore of the audit"
+CONFIRMS = "confirms counting"
+UNKNOWN_AS_MUTEX = "a semaphore of the unknown pool behaving as a mutex"
+
+
+class TriageError(Exception):
+    """Bad input that is the user's to fix (exit status 2)."""
+
+
+# ------------------------------------------------------------------ which kernel
+
+def default_audit(text: str) -> Path:
+    """The committed audit of the log's kernel version, else the only one there is."""
+    if (m := _VERSION.search(text)) and runtime.audit_path(m[1]).is_file():
+        return runtime.audit_path(m[1])
+    found = sorted((PROJECT_DIR / "reports").glob("linux-*/audit.json"))
+    if len(found) == 1:
+        return found[0]
+    raise FileNotFoundError("no audit for this log's kernel: give --audit PATH")
+
+
+def boot_of(text: str, stem: str) -> tuple[str, str]:
+    """(boot name, variant): a runtime scenario the command line names, else the
+    log's name on a kernel of the series."""
+    m = _SCENARIO.search(text)
+    if m and m[1] in list_scenarios():
+        sc = load_scenario(m[1])
+        if sc.set == "runtime":
+            return sc.name, sc.variant
+    return stem, "series"
+
+
+def trust_marks(sems: dict[str, dict]) -> list[str]:
+    """The runtime set's extra marks (its isolation), as runtime.plan_variants plans."""
+    scenarios = [load_scenario(n) for n in named_set("runtime")]
+    return sorted(runtime.plan_variants(scenarios, sems)[1]) if scenarios else []
+
+
+def variant_marked(sems: dict[str, dict], variant: str, marks: list[str],
+                   refused: set[str] = frozenset()) -> frozenset[str]:
+    """The ids declared struct arch_semaphore in the variant's kernel."""
+    counting = [i for i, s in sems.items() if s.get("class") == "counting"]
+    if variant == "series":
+        return frozenset(counting)
+    trust = {s["id"] for s in marking_pool(sems, marks)} - set(refused)
+    if variant == "trust":
+        return frozenset(trust)
+    if variant.startswith("unmark:") and variant[7:] in sems:
+        return frozenset(trust - {variant[7:]})
+    raise TriageError(f"variant {variant!r}: not series, trust or unmark:<an audit id>")
+
+
+def refused_marks(audit_path: Path) -> set[str]:
+    """The ids the runtime set's marking refused, from its runtime.json (if it says)."""
+    rec = audit_path.parent / "runtime.json"
+    if not rec.is_file():
+        return set()
+    data = json.loads(rec.read_text())
+    return set(data.get("variants", {}).get("trust", {}).get("not_marked", {}))
+
+
+def read_built(path: Path) -> set[str]:
+    """The .c files compiled in: an O= build directory (its .o files, as the runtime
+    set reads them) or a file naming one source path a line."""
+    if path.is_dir():
+        return runtime.built_sources(path)
+    return {ln.strip() for ln in path.read_text().splitlines() if ln.strip()}
+
+
+# ------------------------------------------------------------------ what it says
+
+def reading(sid: str | None, sem: dict | None, entry: dict | None) -> str:
+    """What the log says about one semaphore's static class, in words."""
+    if sid is None or sem is None:
+        return NOT_OURS
+    cls = sem.get("class", "?")
+    if entry is None:
+        return f"{cls}: the log shows no use of it"
+    if entry["ran_as"] == "semaphore":
+        if entry["result"] == "violated":
+            return f"{cls}, reported while it was a semaphore: the report is not about " \
+                "mutex semantics"
+        return f"{cls}, ran as a semaphore (marked): says nothing about mutex use"
+    if entry["result"] == "violated":
+        if cls == "counting":
+            return CONFIRMS
+        if cls in ("mutex", "completion"):
+            return f"contradicts the {cls} verdict"
+        return "a semaphore of the unknown pool breaking a mutex rule: not a mutex"
+    if cls == "unknown":
+        return UNKNOWN_AS_MUTEX
+    if cls == "mutex":
+        return "behaving as a mutex, as the mutex verdict says"
+    return f"classed {cls}, but behaving as a mutex (no report while it ran)"
+
+
+def _entry(records: dict, sid: str | None, boot: str) -> dict | None:
+    rec = records.get(sid or "", {})
+    return next((e for e in rec.get("boots", []) if e["boot"] == boot), None)
+
+
+def _lock_item(lock_class: str | None, sid: str | None, by: str, sems: dict,
+               records: dict, boot: str) -> dict:
+    sem = sems.get(sid or "")
+    return {"lock_class": lock_class, "id": sid, "by": by,
+            "class": sem.get("class") if sem else None,
+            "reading": reading(sid, sem, _entry(records, sid, boot))}
+
+
+def report_items(boot: rt.Boot, parsed_reports: list, index: rt.SemIndex, sems: dict,
+                 records: dict) -> list[dict]:
+    """One item per report: kind, title, task, line and its lock classes read."""
+    out = []
+    for rep, rd in zip(parsed_reports, boot.reports):
+        classes = list(dict.fromkeys(lk.lock_class for lk in rep.locks))
+        locks = [_lock_item(lc, rt.lock_to_id(lc, index), "lock class", sems, records,
+                            boot.name) for lc in classes]
+        named = {lk["id"] for lk in locks}
+        locks += [_lock_item(None, sid, "call trace or body", sems, records, boot.name)
+                  for sid in rt.report_ids(rd, index) if sid not in named]
+        out.append({"kind": rep.kind, "title": rep.title, "task": rep.task,
+                    "line": rep.line, "locks": locks})
+    return out
+
+
+def exercised_items(boot: rt.Boot, index: rt.SemIndex, sems: dict, records: dict,
+                    reported: set[str]) -> list[dict]:
+    """The semaphores whose lock classes ran (lockdep-class lines) and no report names."""
+    ex = rt.exercised(boot, index)
+    return [{**_lock_item(ex[sid]["class"], sid, "lockdep class", sems, records, boot.name),
+             "ops": ex[sid]["ops"]} for sid in sorted(ex) if sid not in reported]
+
+
+def triage(text: str, audit: dict, name: str, variant: str, marked: frozenset[str],
+           marks: list[str], built: set[str] | None) -> dict:
+    """Everything triage says about one log (pure): the reports read, the semaphores
+    that ran without a report, and the runtime record of the boot."""
+    sems = {s["id"]: s for s in audit["semaphores"]}
+    index = rt.build_index(audit["semaphores"])
+    boot = runtime.log_boot(name, variant, marked, text)
+    if built is None:           # unknown: whatever the log does not show is not-exercised
+        built = {f for files in index.files.values() for f in files}
+    record = runtime.record_data(audit, index, audit.get("kernel_version", "?"), marks,
+                                 [boot], built, [Variant(variant, marked=marked)])
+    parsed = parse.parse_log(text).reports
+    reports = report_items(boot, parsed, index, sems, record["semaphores"])
+    reported = {lk["id"] for r in reports for lk in r["locks"] if lk["id"]}
+    return {"boot": name, "variant": variant, "verdict": boot.verdict,
+            "lockdep_classes": len(boot.classes), "reports": reports,
+            "exercised": exercised_items(boot, index, sems, record["semaphores"], reported),
+            "record": record}
+
+
+def _lock_line(lk: dict) -> str:
+    what = lk["lock_class"] or f"(by {lk['by']})"
+    sem = f"{lk['id']} [{lk['class']}]" if lk["id"] else "no semaphore"
+    extra = f", OPS {lk['ops']}" if "ops" in lk else ""
+    return f"     {what} -> {sem}{extra}: {lk['reading']}"
+
+
+def _shown(path: Path) -> str:
+    """A path as a person gave it, or relative to the working directory."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd())) if path.is_absolute() else str(path)
+    except ValueError:
+        return str(path)
+
+
+def render(result: dict, log_path: Path, audit_path: Path) -> str:
+    """The text for a person."""
+    out = [f"triage: {log_path}: boot {result['boot']} (variant {result['variant']}), "
+           f"verdict {result['verdict']}; audit {_shown(audit_path)}"]
+    out.append(f"{len(result['reports'])} report(s)")
+    for n, r in enumerate(result["reports"], 1):
+        task = f", task {r['task']}" if r["task"] else ""
+        out.append(f"  {n}. {r['kind']}: {r['title']} (line {r['line']}{task})")
+        out += [_lock_line(lk) for lk in r["locks"]] or ["     no lock class named"]
+    if not result["lockdep_classes"]:
+        out.append("no \"# lockdep-class:\" lines: which semaphores ran without a report "
+                   "is not known")
+    else:
+        out.append(f"ran without a report ({result['lockdep_classes']} lockdep classes "
+                   "listed):")
+        out += [_lock_line(lk) for lk in result["exercised"]] or ["     none of the audit"]
+    recs = result["record"]["semaphores"]
+    out += [f"record: {sid}: {rt.summary_line(recs[sid])}" for sid in named_ids(result)]
+    c = result["record"]["counts"]
+    out.append("record: " + ", ".join(f"{k} {c[k]}" for k in rt.STATUSES))
+    return "\n".join(out)
+
+
+def named_ids(result: dict) -> list[str]:
+    return sorted({lk["id"] for r in result["reports"] for lk in r["locks"] if lk["id"]}
+                  | {lk["id"] for lk in result["exercised"]})
+
+
+def as_json(result: dict, log_path: Path, audit_path: Path) -> dict:
+    """For machines: the reading, and the records of the semaphores the log names (the
+    whole record is what --record writes)."""
+    recs = result["record"]["semaphores"]
+    return {**{k: v for k, v in result.items() if k != "record"},
+            "log": str(log_path), "audit": str(audit_path),
+            "counts": result["record"]["counts"],
+            "records": {sid: recs[sid] for sid in named_ids(result)}}
+
+
+# ------------------------------------------------------------------ command line
+
+def add_parser(sub) -> None:
+    sp = sub.add_parser("triage", help="read a tester's console log or dmesg: each report, "
+                        "the semaphores its lock classes name and what that says about "
+                        "the audit's verdict", description=__doc__,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sp.add_argument("log", type=Path, help="console log or dmesg output")
+    sp.add_argument("--audit", type=Path, default=None,
+                    help="audit.json (default: reports/linux-<the log's version>/audit.json)")
+    sp.add_argument("--json", action="store_true", help="print JSON instead of text")
+    sp.add_argument("--record", type=Path, default=None, metavar="OUT",
+                    help="write the boot's runtime record (runtime.json format) to OUT")
+    sp.add_argument("--variant", default=None,
+                    help="series | trust | unmark:<id> (default: from the log's "
+                    "s2m.scenario=, else series)")
+    sp.add_argument("--boot", default=None, help="the boot's name in the record "
+                    "(default: the runtime scenario, else the log's file name)")
+    sp.add_argument("--built", type=Path, default=None, help="O= build directory, or a "
+                    "file listing the .c files compiled in (default: every file counts)")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        text = args.log.read_text(errors="replace")
+    except OSError as err:
+        print(f"triage: error: cannot read {args.log}: {err.strerror or err}", file=sys.stderr)
+        return 1
+    try:
+        apath = args.audit or default_audit(text)
+        audit = json.loads(apath.read_text())
+    except (OSError, ValueError) as err:
+        print(f"triage: error: audit: {err}", file=sys.stderr)
+        return 1
+    sems = {s["id"]: s for s in audit["semaphores"]}
+    name, variant = boot_of(text, args.log.stem)
+    name, variant = args.boot or name, args.variant or variant
+    try:
+        marks = trust_marks(sems) if variant != "series" else []
+        marked = variant_marked(sems, variant, marks, refused_marks(apath))
+    except TriageError as err:
+        print(f"triage: error: {err}", file=sys.stderr)
+        return 2
+    built = read_built(args.built) if args.built else None
+    result = triage(text, audit, name, variant, marked, marks, built)
+    if args.record:
+        runtime.save_record(result["record"], args.record)
+    if args.json:
+        print(json.dumps(as_json(result, args.log, apath), indent=1, sort_keys=True))
+    else:
+        print(render(result, args.log, apath))
+    return 0
