@@ -284,3 +284,52 @@ def compile_file(tree: Path, build_dir: Path, rel: str, logfile: Path | None = N
     return Compile(rel, "ok", "", sparse, [], elapsed)
 
 
+
+
+_CC_LINE = re.compile(r"^  CC(?: \[M\])?\s+(\S+)\.o$")
+
+
+def _chunks(output: str) -> dict[str, list[str]]:
+    """The output of a -j1 make of several objects, cut at each object's CC line:
+    what follows belongs to it (its compiler errors, its sparse CHECK)."""
+    out: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in output.splitlines():
+        if m := _CC_LINE.match(line):
+            current = out.setdefault(m.group(1) + ".c", [])
+        if current is not None:
+            current.append(line)
+    return out
+
+
+def compile_files(tree: Path, build_dir: Path, rels: list[str],
+                  logfile: Path | None = None, sparse: bool = True) -> dict[str, Compile]:
+    """compile_file for several files in one make (-k, -j1): the same records, with
+    kbuild's start-up paid once instead of once per object."""
+    if len(rels) <= 1:
+        return {rel: compile_file(tree, build_dir, rel, logfile, sparse) for rel in rels}
+    started = time.monotonic()
+    objs = [rel[:-2] + ".o" for rel in rels]
+    for obj in objs:
+        (build_dir / obj).unlink(missing_ok=True)
+    res = make(tree, build_dir, *objs, jobs=1,
+               extra=("-k",) + (("C=2",) if sparse else ()))
+    if logfile is not None:
+        logfile.parent.mkdir(parents=True, exist_ok=True)
+        logfile.write_text(res.stdout)
+    chunks = _chunks(res.stdout)
+    each = (time.monotonic() - started) / len(rels)
+    out = {}
+    for rel, obj in zip(rels, objs):
+        text = "\n".join(chunks.get(rel, []))
+        diags = parse_sparse(text, str(tree)) if text else []
+        errs = [ln for ln in text.splitlines()
+                if re.search(r"error:|Error \d|No rule to make target", ln)][:20]
+        if (build_dir / obj).is_file():
+            out[rel] = Compile(rel, "ok", "", diags, [], each)
+        elif errs:
+            out[rel] = Compile(rel, "failed", "make failed", diags, errs, each)
+        else:
+            out[rel] = Compile(rel, "not built", why_not_built(tree, build_dir, rel), [], [],
+                               each)
+    return out

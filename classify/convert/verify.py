@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from classify.kbuild import Compile, Diagnostic, compile_file
+from classify.kbuild import Compile, Diagnostic, compile_files
 from classify.tree import git_am
 
 log = logging.getLogger("sem2mutex.verify")
@@ -136,8 +136,9 @@ def verify_patch(tree: Path, build_dir: Path, patch: Path, logs: Path) -> dict:
     started = time.monotonic()
     files, touched, cfiles = files_to_build(tree, patch.read_text(errors="replace"))
     stem = patch.name[:4]
-    before = {f: compile_file(tree, build_dir, f, logs / f"{stem}-before-{Path(f).name}.log")
-              for f in cfiles}
+    # one make for all the files, before and after: kbuild's start-up on
+    # allmodconfig costs more than a driver's object
+    before = compile_files(tree, build_dir, cfiles, logs / f"{stem}-before.log")
     record: dict = {"patch": patch.name, "files": files, "apply": "", "build": {},
                     "checkpatch": None, "new_sparse": [], "problems": []}
     applied = git_am(tree, patch)
@@ -151,9 +152,9 @@ def verify_patch(tree: Path, build_dir: Path, patch: Path, logs: Path) -> dict:
     record["checkpatch"] = cp.to_json()
     if cp.errors:
         record["problems"].append(f"checkpatch: {cp.errors} error(s)")
+    afters = compile_files(tree, build_dir, cfiles, logs / f"{stem}-after.log")
     for f in cfiles:
-        after = compile_file(tree, build_dir, f, logs / f"{stem}-after-{Path(f).name}.log")
-        b = before[f]
+        after, b = afters[f], before[f]
         entry = {"before": _compile_json(b), "after": _compile_json(after)}
         record["build"][f] = entry
         if b.status == "failed" and f not in touched:

@@ -1,0 +1,64 @@
+"""classify/kbuild.py without a kernel: the output of one make for several objects
+cut per object, and the configuration with its forced options checked."""
+
+import subprocess
+
+import pytest
+
+from classify import kbuild
+
+OUTPUT = """\
+  DESCEND objtool
+  CALL    scripts/checksyscalls.sh
+  CC [M]  drivers/a/one.o
+drivers/a/one.c:3:5: error: 'x' undeclared
+  CC      drivers/b/two.o
+  CHECK   drivers/b/two.c
+drivers/b/two.c:9:1: warning: symbol 'y' was not declared. Should it be static?
+"""
+
+
+def test_one_make_is_cut_per_object():
+    chunks = kbuild._chunks(OUTPUT)
+    assert set(chunks) == {"drivers/a/one.c", "drivers/b/two.c"}
+    assert any("error:" in ln for ln in chunks["drivers/a/one.c"])
+    # the look-alike: the other object's sparse warning is not the first one's
+    assert not any("warning:" in ln for ln in chunks["drivers/a/one.c"])
+    assert [d.path for d in kbuild.parse_sparse("\n".join(chunks["drivers/b/two.c"]))] == \
+        ["drivers/b/two.c"]
+
+
+def test_compile_files_records_each_object(tmp_path, monkeypatch):
+    build = tmp_path / "build"
+    (build / "drivers/b").mkdir(parents=True)
+
+    def fake_make(tree, build_dir, *targets, **kw):
+        (build_dir / "drivers/b/two.o").write_text("")     # one.o fails, two.o builds
+        return subprocess.CompletedProcess([], 2, OUTPUT, "")
+
+    monkeypatch.setattr(kbuild, "make", fake_make)
+    got = kbuild.compile_files(tmp_path, build, ["drivers/a/one.c", "drivers/b/two.c"])
+    assert got["drivers/a/one.c"].status == "failed"
+    assert got["drivers/b/two.c"].status == "ok"
+    assert len(got["drivers/b/two.c"].sparse) == 1
+
+
+def test_ensure_config_forces_and_checks(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_make(tree, build_dir, *targets, **kw):
+        calls.append(targets)
+        if targets == ("allmodconfig",):
+            forced = (build_dir / kbuild.FORCED_FILE).read_text()
+            # a forced option that does not survive (an unmet dependency) is dropped
+            (build_dir / ".config").write_text(
+                forced.replace("CONFIG_B=y", "# CONFIG_B is not set") + "CONFIG_C=y\n")
+        return subprocess.CompletedProcess([], 0, "", "")
+
+    monkeypatch.setattr(kbuild, "make", fake_make)
+    done = kbuild.ensure_config(tmp_path, tmp_path / "o", {"CONFIG_A": "n"})
+    assert done.forced == {"CONFIG_A": "n"} and calls == [("allmodconfig",), ("prepare",)]
+    kbuild.ensure_config(tmp_path, tmp_path / "o", {"CONFIG_A": "n"})
+    assert calls[2:] == [("prepare",)]                  # configured once, then reused
+    with pytest.raises(kbuild.KbuildError, match="Missing: CONFIG_B=y"):
+        kbuild.ensure_config(tmp_path, tmp_path / "p", {"CONFIG_B": "y"})
