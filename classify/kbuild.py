@@ -130,6 +130,68 @@ def config_values(dotconfig: Path) -> dict[str, str]:
         return {}
 
 
+def kconfig_depends(tree: Path, sym: str, near: str = "") -> list[str] | None:
+    """The `depends on` expressions of `config SYM` (CONFIG_ prefix optional),
+    looked for in the Kconfig files of near's directory and its parents first,
+    then anywhere in the tree (git grep); None when no entry defines it."""
+    name = sym.removeprefix("CONFIG_")
+    entry = re.compile(rf"^\s*(?:menu)?config\s+{re.escape(name)}\s*$", re.M)
+    files: list[Path] = []
+    d = Path(near).parent if near else None
+    while d is not None:
+        files += sorted((tree / d).glob("Kconfig*"))
+        d = None if str(d) in (".", "") else d.parent
+    res = subprocess.run(["git", "-C", str(tree), "grep", "-l", "-E",
+                          rf"^\s*(menu)?config\s+{name}\s*$", "--", "*Kconfig*"],
+                         capture_output=True, text=True)
+    files += [tree / f for f in res.stdout.split()] if res.returncode == 0 else []
+    for f in dict.fromkeys(files):
+        try:
+            text = _joined(f.read_text(errors="replace"))
+        except OSError:
+            continue
+        m = entry.search(text)
+        if not m:
+            continue
+        block = re.split(r"^\s*(?:(?:menu)?config|choice|endchoice|menu|endmenu|if|endif|"
+                         r"source|comment)\b", text[m.end():], maxsplit=1, flags=re.M)[0]
+        return [d.strip() for d in re.findall(r"^\s*depends\s+on\s+(.+)$", block, re.M)]
+    return None
+
+
+def unmet_depends(exprs: list[str], values: dict[str, str]) -> list[str]:
+    """What of `depends on` exprs the configuration does not meet: the symbols
+    of a plain A && B chain that are not y/m, else the whole expression."""
+    out: list[str] = []
+    for expr in exprs:
+        terms = [t.strip() for t in expr.split("&&")]
+        if all(re.fullmatch(r"[A-Za-z0-9_]+", t) for t in terms):
+            out += [t for t in terms if values.get(f"CONFIG_{t}", "n") not in ("y", "m")]
+        else:
+            out.append(expr)
+    return list(dict.fromkeys(out))
+
+
+def not_enabled(tree: Path, build_dir: Path, rel: str) -> str:
+    """"" when every CONFIG_ symbol that builds rel's object is y or m in the
+    build's .config; else why not, the symbol's unmet `depends on` named
+    ("CONFIG_INTEL_IFS depends on BROKEN")."""
+    values = config_values(build_dir / ".config")
+    if not values:
+        return ""
+    for sym in config_symbols(tree, rel):
+        if values.get(sym, "n") in ("y", "m"):
+            continue
+        deps = kconfig_depends(tree, sym, rel)
+        unmet = unmet_depends(deps or [], values)
+        if unmet:
+            return f"{sym} depends on {' && '.join(unmet)}"
+        if deps is None:
+            return f"{sym} is not defined by any Kconfig file"
+        return f"{sym} is not set in {build_dir.name}/.config"
+    return ""
+
+
 def why_not_built(tree: Path, build_dir: Path, rel: str,
                   target: str = ALLMODCONFIG) -> str:
     values = config_values(build_dir / ".config")
@@ -260,9 +322,16 @@ def ensure_config(tree: Path, build_dir: Path, forced: dict[str, str] | None = N
 
 
 def compile_file(tree: Path, build_dir: Path, rel: str, logfile: Path | None = None,
-                 sparse: bool = True) -> Compile:
-    """make <dir>/<file>.o from scratch (with sparse, C=2, unless sparse is False)."""
+                 sparse: bool = True, check_config: bool = True) -> Compile:
+    """make <dir>/<file>.o from scratch (with sparse, C=2, unless sparse is False).
+    With check_config, an object the build's .config does not enable is not
+    compiled at all ("not built here: <why>"): `make dir/file.o` would compile
+    it anyway, and a file the configuration leaves out proves nothing."""
     started = time.monotonic()
+    off = not_enabled(tree, build_dir, rel) if check_config else ""
+    if off:
+        return Compile(rel, "not built", f"not built here: {off}", [], [],
+                       time.monotonic() - started)
     obj = rel[:-2] + ".o"
     (build_dir / obj).unlink(missing_ok=True)
     # -j1: one object gains nothing from jobs, and an object kbuild lists twice
