@@ -130,10 +130,12 @@ def config_values(dotconfig: Path) -> dict[str, str]:
         return {}
 
 
-def kconfig_depends(tree: Path, sym: str, near: str = "") -> list[str] | None:
-    """The `depends on` expressions of `config SYM` (CONFIG_ prefix optional),
-    looked for in the Kconfig files of near's directory and its parents first,
-    then anywhere in the tree (git grep); None when no entry defines it."""
+def kconfig_depends(tree: Path, sym: str, near: str = ""
+                    ) -> tuple[str, list[str]] | None:
+    """(the Kconfig file, the `depends on` expressions) of `config SYM` (CONFIG_
+    prefix optional), looked for in the Kconfig files of near's directory and its
+    parents first, then anywhere in the tree (git grep); None when no entry
+    defines it."""
     name = sym.removeprefix("CONFIG_")
     entry = re.compile(rf"^\s*(?:menu)?config\s+{re.escape(name)}\s*$", re.M)
     files: list[Path] = []
@@ -155,21 +157,60 @@ def kconfig_depends(tree: Path, sym: str, near: str = "") -> list[str] | None:
             continue
         block = re.split(r"^\s*(?:(?:menu)?config|choice|endchoice|menu|endmenu|if|endif|"
                          r"source|comment)\b", text[m.end():], maxsplit=1, flags=re.M)[0]
-        return [d.strip() for d in re.findall(r"^\s*depends\s+on\s+(.+)$", block, re.M)]
+        return (str(f.relative_to(tree)),
+                [d.strip() for d in re.findall(r"^\s*depends\s+on\s+(.+)$", block, re.M)])
     return None
+
+
+def kconfig_true(expr: str, values: dict[str, str]) -> bool | None:
+    """A Kconfig expression of symbols, !, &&, || and parentheses against a
+    .config (y and m are true); None for anything else (=, !=, strings)."""
+    if re.search(r"!=|[=<>\"']", expr):
+        return None
+    py = re.sub(r"\b([A-Za-z0-9_]+)\b",
+                lambda m: " True " if values.get(f"CONFIG_{m.group(1)}", "n") in ("y", "m")
+                else " False ", expr)
+    py = py.replace("&&", " and ").replace("||", " or ").replace("!", " not ")
+    if not re.fullmatch(r"[\s()]*(?:(?:True|False|and|or|not)[\s()]*)+", py):
+        return None
+    try:
+        return bool(eval(py, {"__builtins__": {}}))   # only True/False/and/or/not left
+    except SyntaxError:
+        return None
 
 
 def unmet_depends(exprs: list[str], values: dict[str, str]) -> list[str]:
     """What of `depends on` exprs the configuration does not meet: the symbols
-    of a plain A && B chain that are not y/m, else the whole expression."""
+    of a plain A && B chain that are not y/m, else each expression that is not
+    true (or cannot be evaluated here)."""
     out: list[str] = []
     for expr in exprs:
         terms = [t.strip() for t in expr.split("&&")]
         if all(re.fullmatch(r"[A-Za-z0-9_]+", t) for t in terms):
             out += [t for t in terms if values.get(f"CONFIG_{t}", "n") not in ("y", "m")]
-        else:
+        elif kconfig_true(expr, values) is not True:
             out.append(expr)
     return list(dict.fromkeys(out))
+
+
+def sourced_if(tree: Path, kconfig: str) -> str:
+    """The condition of the `if` block a Kconfig file is sourced in ("ARM ||
+    ARM64" for drivers/cpufreq/Kconfig.arm), "" when there is none."""
+    res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-F", f'source "{kconfig}"',
+                          "--", "*Kconfig*"], capture_output=True, text=True)
+    for hit in res.stdout.splitlines():
+        path, line = hit.split(":")[:2]
+        lines = (tree / path).read_text(errors="replace").splitlines()[:int(line) - 1]
+        depth = 0
+        for text in reversed(lines):
+            word = text.split()[0] if text.split() else ""
+            if word == "endif":
+                depth += 1
+            elif word == "if" and depth == 0:
+                return text.strip()[3:].strip()
+            elif word == "if":
+                depth -= 1
+    return ""
 
 
 def not_enabled(tree: Path, build_dir: Path, rel: str) -> str:
@@ -182,12 +223,15 @@ def not_enabled(tree: Path, build_dir: Path, rel: str) -> str:
     for sym in config_symbols(tree, rel):
         if values.get(sym, "n") in ("y", "m"):
             continue
-        deps = kconfig_depends(tree, sym, rel)
-        unmet = unmet_depends(deps or [], values)
+        found = kconfig_depends(tree, sym, rel)
+        if found is None:
+            return f"{sym} is not defined by any Kconfig file"
+        unmet = unmet_depends(found[1], values)
         if unmet:
             return f"{sym} depends on {' && '.join(unmet)}"
-        if deps is None:
-            return f"{sym} is not defined by any Kconfig file"
+        cond = sourced_if(tree, found[0])
+        if cond and kconfig_true(cond, values) is not True:
+            return f"{sym}: {found[0]} is read only if {cond}"
         return f"{sym} is not set in {build_dir.name}/.config"
     return ""
 

@@ -389,11 +389,18 @@ def config_tree(root: Path) -> tuple[Path, Path]:
     (root / "drivers/foo/Kconfig").write_text(
         'config FOO\n\ttristate "foo"\n\tdepends on X86_64 && BROKEN\n\thelp\n\t  Foo.\n\n'
         'config BAR\n\ttristate "bar"\n\tdepends on X86_64\n\n'
-        'config ODD\n\ttristate "odd"\n\tdepends on ARM || (X86 && !X86_64)\n')
+        'config ODD\n\ttristate "odd"\n\tdepends on ARM || (X86 && !X86_64)\n\n'
+        'if ARM || ARM64\nsource "drivers/foo/Kconfig.arm"\nendif\n')
+    (root / "drivers/foo/Kconfig.arm").write_text(
+        'config AVS\n\ttristate "avs"\n\tdepends on ARCH_BRCMSTB || COMPILE_TEST\n')
+    (root / "drivers/foo/Makefile").write_text(
+        (root / "drivers/foo/Makefile").read_text() + "obj-$(CONFIG_AVS) += avs.o\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
     build = root / "build"
     build.mkdir()
     (build / ".config").write_text("CONFIG_X86_64=y\nCONFIG_X86=y\nCONFIG_BAR=m\n"
-                                   "# CONFIG_FOO is not set\n")
+                                   "CONFIG_COMPILE_TEST=y\n# CONFIG_FOO is not set\n")
     return root, build
 
 
@@ -405,6 +412,13 @@ def test_not_enabled_names_the_unmet_dependency(tmp_path):
     assert kbuild.not_enabled(tree, build, "drivers/foo/bar.c") == ""     # look-alike: on
     assert kbuild.not_enabled(tree, build, "drivers/foo/odd.c") == \
         "CONFIG_ODD depends on ARM || (X86 && !X86_64)"
+    # its depends on are met (COMPILE_TEST): the if its Kconfig file is read in is not
+    assert kbuild.not_enabled(tree, build, "drivers/foo/avs.c") == \
+        "CONFIG_AVS: drivers/foo/Kconfig.arm is read only if ARM || ARM64"
+    assert kbuild.kconfig_true("ARCH_BRCMSTB || COMPILE_TEST", {"CONFIG_COMPILE_TEST": "y"})
+    assert kbuild.kconfig_true("X86 && !X86_64", {"CONFIG_X86": "y",
+                                                  "CONFIG_X86_64": "y"}) is False
+    assert kbuild.kconfig_true('FOO="bar"', {}) is None
     assert kbuild.not_enabled(tree, build, "drivers/foo/gone.c") == \
         "CONFIG_GONE is not defined by any Kconfig file"
     c = kbuild.compile_file(tree, build, "drivers/foo/foo.c")   # make never runs
