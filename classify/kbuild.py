@@ -416,11 +416,19 @@ def _chunks(output: str) -> dict[str, list[str]]:
 
 
 def compile_files(tree: Path, build_dir: Path, rels: list[str],
-                  logfile: Path | None = None, sparse: bool = True) -> dict[str, Compile]:
+                  logfile: Path | None = None, sparse: bool = True,
+                  check_config: bool = True) -> dict[str, Compile]:
     """compile_file for several files in one make (-k, -j1): the same records, with
-    kbuild's start-up paid once instead of once per object."""
+    kbuild's start-up paid once instead of once per object.  With check_config,
+    the files the .config does not enable are not compiled (as compile_file)."""
+    off = {rel: why for rel in rels
+           if check_config and (why := not_enabled(tree, build_dir, rel))}
+    skipped = {rel: Compile(rel, "not built", f"not built here: {why}", [], [], 0.0)
+               for rel, why in off.items()}
+    rels = [rel for rel in rels if rel not in off]
     if len(rels) <= 1:
-        return {rel: compile_file(tree, build_dir, rel, logfile, sparse) for rel in rels}
+        return {**skipped, **{rel: compile_file(tree, build_dir, rel, logfile, sparse,
+                                                check_config=False) for rel in rels}}
     started = time.monotonic()
     objs = [rel[:-2] + ".o" for rel in rels]
     for obj in objs:
@@ -445,4 +453,4 @@ def compile_files(tree: Path, build_dir: Path, rels: list[str],
         else:
             out[rel] = Compile(rel, "not built", why_not_built(tree, build_dir, rel), [], [],
                                each)
-    return out
+    return {**skipped, **out}

@@ -423,20 +423,27 @@ def test_not_enabled_names_the_unmet_dependency(tmp_path):
         "CONFIG_GONE is not defined by any Kconfig file"
     c = kbuild.compile_file(tree, build, "drivers/foo/foo.c")   # make never runs
     assert (c.status, c.why) == ("not built", "not built here: CONFIG_FOO depends on BROKEN")
+    both = kbuild.compile_files(tree, build, ["drivers/foo/foo.c", "drivers/foo/odd.c"])
+    assert {r: c.why for r, c in both.items()} == {
+        "drivers/foo/foo.c": "not built here: CONFIG_FOO depends on BROKEN",
+        "drivers/foo/odd.c": "not built here: CONFIG_ODD depends on ARM || (X86 && !X86_64)"}
 
 
 def _fake_compile(status_of_file):
     from classify.kbuild import Compile
 
-    def compile_file(tree, build_dir, rel, logfile=None, sparse=True, check_config=True):
-        st, why = status_of_file(rel)
-        return Compile(rel, st, why, [], ["error: x"] if st == "failed" else [], 0.0)
-    return compile_file
+    def compile_files(tree, build_dir, rels, logfile=None, sparse=True, check_config=True):
+        out = {}
+        for rel in rels:
+            st, why = status_of_file(rel)
+            out[rel] = Compile(rel, st, why, [], ["error: x"] if st == "failed" else [], 0.0)
+        return out
+    return compile_files
 
 
 def _verify(tmp_path, monkeypatch, status_of_file):
     from classify.convert import verify as V
-    monkeypatch.setattr(V, "compile_file", _fake_compile(status_of_file))
+    monkeypatch.setattr(V, "compile_files", _fake_compile(status_of_file))
     monkeypatch.setattr(V, "git_am", lambda tree, patch: "")
     monkeypatch.setattr(V, "checkpatch", lambda tree, patch: V.Checkpatch(0, 0, 0))
     monkeypatch.setattr(V, "includers", lambda tree, h: ["drivers/foo/user.c"])
