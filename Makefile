@@ -23,7 +23,7 @@ DEB_PACKAGES := bc binutils bison busybox-static ccache coccinelle cpio flex gcc
 PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
-.PHONY: help setup check test audit evaluate patches marking boot-test bitcheck triage bench clean distclean
+.PHONY: help setup check test audit evaluate patches reports marking boot-test bitcheck triage bench clean distclean
 
 help:
 	@echo "sem2mutex targets (all take KERNEL=/path/to/kernel/tree):"
@@ -32,7 +32,9 @@ help:
 	@echo "  test       everything CI runs: check, then the kernel build and boot tests"
 	@echo "  audit      classify every struct semaphore of KERNEL into a report"
 	@echo "  evaluate   the audit against classify/truth/ (labelled by hand): recall, precision"
-	@echo "  patches    conversion patches per subsystem (SUBSYS=, ID=, VERIFY=0) in work/patches"
+	@echo "  patches    conversion patches per MAINTAINERS entry (SUBSYS=, ID=, VERIFY=0, SIGNOFF=0)"
+	@echo "             in work/patches; writes nothing outside work/"
+	@echo "  reports    copy the patch status of work/patches into reports/ and re-render the audit"
 	@echo "  marking    regenerate kernel-patches/0004 (the counting pool marked) from the audit (CHECK=1, EXCLUDE=)"
 	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU"
 	@echo "  bitcheck   show that DEBUG_MUTEX_NONE leaves the kernel's .text unchanged"
@@ -84,14 +86,23 @@ evaluate:
 	$(PYTHON) -m classify.evaluate
 
 # SUBSYS=<path prefix> and/or ID=<semaphore id> choose (default: every mutex and
-# completion semaphore); VERIFY=0 skips git am / build / sparse / checkpatch.
+# completion semaphore); VERIFY=0 skips git am / build / sparse / checkpatch;
+# SIGNOFF=0 leaves out Signed-off-by (else git config user.name/user.email, or
+# GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL, must be a real identity).  Writes only under
+# work/: the committed reports change with `make reports`.
 # Exit status: 0 when at least one patch was made, 1 when nothing could be done.
 patches:
 	@$(PREFLIGHT) spatch sparse
 	$(PYTHON) -m classify patches --kernel $(KERNEL)$(PATCHES_ARGS)
 
 PATCHES_ARGS = $(if $(SUBSYS), --subsys $(SUBSYS))$(foreach i,$(ID), --id $(i))$(if \
-	$(filter 0 no,$(VERIFY)), --no-verify)
+	$(filter 0 no,$(VERIFY)), --no-verify)$(if $(filter 0 no,$(SIGNOFF)), --no-signoff)
+
+# The status `make patches` recorded (work/patches/patches.json) into
+# reports/linux-<version>/patches.json, and the audit report re-rendered with it.
+reports:
+	@$(PREFLIGHT)
+	$(PYTHON) -m classify patches --kernel $(KERNEL) --record
 
 # The series' arch_semaphore marking, generated from reports/linux-<version>/audit.json:
 # CHECK=1 then compiles the files it is about with DEBUG_MUTEX_FULL on allmodconfig

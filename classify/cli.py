@@ -120,7 +120,7 @@ def _add_patches(sub, common: argparse.ArgumentParser) -> None:
     patches = sub.add_parser(
         "patches", parents=[common],
         help="conversion patches (one per mutex/completion semaphore, a series per "
-             "subsystem) in work/patches/, then verify each one",
+             "MAINTAINERS entry) in work/patches/, then verify each one",
         description="Exit status: 0 when at least one patch was generated (or, with "
                     "--verify-only, verified), whatever was skipped or refused on the "
                     "way; 1 when nothing could be done (no audit, unknown ids only, no "
@@ -145,8 +145,16 @@ def _add_patches(sub, common: argparse.ArgumentParser) -> None:
                          help="generate only: no git am / build / sparse / checkpatch")
     patches.add_argument("--verify-only", action="store_true",
                          help="verify the series already in --out, generate nothing")
+    patches.add_argument("--no-signoff", action="store_true",
+                         help="no Signed-off-by (without it, the patches are signed off "
+                              "by git config user.name/user.email, or GIT_AUTHOR_NAME/"
+                              "GIT_AUTHOR_EMAIL, and a placeholder identity is an error)")
+    patches.add_argument("--record", action="store_true",
+                         help="generate nothing: copy the status --out/patches.json holds "
+                              "beside the audit (reports/ for the default tree) and "
+                              "re-render the audit report (`make reports`)")
     patches.add_argument("--no-report", action="store_true",
-                         help="do not re-render the audit report with the patch status")
+                         help="with --record: do not re-render the audit report")
     patches.set_defaults(func=cmd_patches)
 
 

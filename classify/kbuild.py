@@ -130,6 +130,112 @@ def config_values(dotconfig: Path) -> dict[str, str]:
         return {}
 
 
+def kconfig_depends(tree: Path, sym: str, near: str = ""
+                    ) -> tuple[str, list[str]] | None:
+    """(the Kconfig file, the `depends on` expressions) of `config SYM` (CONFIG_
+    prefix optional), looked for in the Kconfig files of near's directory and its
+    parents first, then anywhere in the tree (git grep); None when no entry
+    defines it."""
+    name = sym.removeprefix("CONFIG_")
+    entry = re.compile(rf"^\s*(?:menu)?config\s+{re.escape(name)}\s*$", re.M)
+    files: list[Path] = []
+    d = Path(near).parent if near else None
+    while d is not None:
+        files += sorted((tree / d).glob("Kconfig*"))
+        d = None if str(d) in (".", "") else d.parent
+    res = subprocess.run(["git", "-C", str(tree), "grep", "-l", "-E",
+                          rf"^\s*(menu)?config\s+{name}\s*$", "--", "*Kconfig*"],
+                         capture_output=True, text=True)
+    files += [tree / f for f in res.stdout.split()] if res.returncode == 0 else []
+    for f in dict.fromkeys(files):
+        try:
+            text = _joined(f.read_text(errors="replace"))
+        except OSError:
+            continue
+        m = entry.search(text)
+        if not m:
+            continue
+        block = re.split(r"^\s*(?:(?:menu)?config|choice|endchoice|menu|endmenu|if|endif|"
+                         r"source|comment)\b", text[m.end():], maxsplit=1, flags=re.M)[0]
+        return (str(f.relative_to(tree)),
+                [d.strip() for d in re.findall(r"^\s*depends\s+on\s+(.+)$", block, re.M)])
+    return None
+
+
+def kconfig_true(expr: str, values: dict[str, str]) -> bool | None:
+    """A Kconfig expression of symbols, !, &&, || and parentheses against a
+    .config (y and m are true); None for anything else (=, !=, strings)."""
+    if re.search(r"!=|[=<>\"']", expr):
+        return None
+    py = re.sub(r"\b([A-Za-z0-9_]+)\b",
+                lambda m: " True " if values.get(f"CONFIG_{m.group(1)}", "n") in ("y", "m")
+                else " False ", expr)
+    py = py.replace("&&", " and ").replace("||", " or ").replace("!", " not ")
+    if not re.fullmatch(r"[\s()]*(?:(?:True|False|and|or|not)[\s()]*)+", py):
+        return None
+    try:
+        return bool(eval(py, {"__builtins__": {}}))   # only True/False/and/or/not left
+    except SyntaxError:
+        return None
+
+
+def unmet_depends(exprs: list[str], values: dict[str, str]) -> list[str]:
+    """What of `depends on` exprs the configuration does not meet: the symbols
+    of a plain A && B chain that are not y/m, else each expression that is not
+    true (or cannot be evaluated here)."""
+    out: list[str] = []
+    for expr in exprs:
+        terms = [t.strip() for t in expr.split("&&")]
+        if all(re.fullmatch(r"[A-Za-z0-9_]+", t) for t in terms):
+            out += [t for t in terms if values.get(f"CONFIG_{t}", "n") not in ("y", "m")]
+        elif kconfig_true(expr, values) is not True:
+            out.append(expr)
+    return list(dict.fromkeys(out))
+
+
+def sourced_if(tree: Path, kconfig: str) -> str:
+    """The condition of the `if` block a Kconfig file is sourced in ("ARM ||
+    ARM64" for drivers/cpufreq/Kconfig.arm), "" when there is none."""
+    res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-F", f'source "{kconfig}"',
+                          "--", "*Kconfig*"], capture_output=True, text=True)
+    for hit in res.stdout.splitlines():
+        path, line = hit.split(":")[:2]
+        lines = (tree / path).read_text(errors="replace").splitlines()[:int(line) - 1]
+        depth = 0
+        for text in reversed(lines):
+            word = text.split()[0] if text.split() else ""
+            if word == "endif":
+                depth += 1
+            elif word == "if" and depth == 0:
+                return text.strip()[3:].strip()
+            elif word == "if":
+                depth -= 1
+    return ""
+
+
+def not_enabled(tree: Path, build_dir: Path, rel: str) -> str:
+    """"" when every CONFIG_ symbol that builds rel's object is y or m in the
+    build's .config; else why not, the symbol's unmet `depends on` named
+    ("CONFIG_INTEL_IFS depends on BROKEN")."""
+    values = config_values(build_dir / ".config")
+    if not values:
+        return ""
+    for sym in config_symbols(tree, rel):
+        if values.get(sym, "n") in ("y", "m"):
+            continue
+        found = kconfig_depends(tree, sym, rel)
+        if found is None:
+            return f"{sym} is not defined by any Kconfig file"
+        unmet = unmet_depends(found[1], values)
+        if unmet:
+            return f"{sym} depends on {' && '.join(unmet)}"
+        cond = sourced_if(tree, found[0])
+        if cond and kconfig_true(cond, values) is not True:
+            return f"{sym}: {found[0]} is read only if {cond}"
+        return f"{sym} is not set in {build_dir.name}/.config"
+    return ""
+
+
 def why_not_built(tree: Path, build_dir: Path, rel: str,
                   target: str = ALLMODCONFIG) -> str:
     values = config_values(build_dir / ".config")
@@ -260,9 +366,16 @@ def ensure_config(tree: Path, build_dir: Path, forced: dict[str, str] | None = N
 
 
 def compile_file(tree: Path, build_dir: Path, rel: str, logfile: Path | None = None,
-                 sparse: bool = True) -> Compile:
-    """make <dir>/<file>.o from scratch (with sparse, C=2, unless sparse is False)."""
+                 sparse: bool = True, check_config: bool = True) -> Compile:
+    """make <dir>/<file>.o from scratch (with sparse, C=2, unless sparse is False).
+    With check_config, an object the build's .config does not enable is not
+    compiled at all ("not built here: <why>"): `make dir/file.o` would compile
+    it anyway, and a file the configuration leaves out proves nothing."""
     started = time.monotonic()
+    off = not_enabled(tree, build_dir, rel) if check_config else ""
+    if off:
+        return Compile(rel, "not built", f"not built here: {off}", [], [],
+                       time.monotonic() - started)
     obj = rel[:-2] + ".o"
     (build_dir / obj).unlink(missing_ok=True)
     # -j1: one object gains nothing from jobs, and an object kbuild lists twice
@@ -303,11 +416,19 @@ def _chunks(output: str) -> dict[str, list[str]]:
 
 
 def compile_files(tree: Path, build_dir: Path, rels: list[str],
-                  logfile: Path | None = None, sparse: bool = True) -> dict[str, Compile]:
+                  logfile: Path | None = None, sparse: bool = True,
+                  check_config: bool = True) -> dict[str, Compile]:
     """compile_file for several files in one make (-k, -j1): the same records, with
-    kbuild's start-up paid once instead of once per object."""
+    kbuild's start-up paid once instead of once per object.  With check_config,
+    the files the .config does not enable are not compiled (as compile_file)."""
+    off = {rel: why for rel in rels
+           if check_config and (why := not_enabled(tree, build_dir, rel))}
+    skipped = {rel: Compile(rel, "not built", f"not built here: {why}", [], [], 0.0)
+               for rel, why in off.items()}
+    rels = [rel for rel in rels if rel not in off]
     if len(rels) <= 1:
-        return {rel: compile_file(tree, build_dir, rel, logfile, sparse) for rel in rels}
+        return {**skipped, **{rel: compile_file(tree, build_dir, rel, logfile, sparse,
+                                                check_config=False) for rel in rels}}
     started = time.monotonic()
     objs = [rel[:-2] + ".o" for rel in rels]
     for obj in objs:
@@ -332,4 +453,4 @@ def compile_files(tree: Path, build_dir: Path, rels: list[str],
         else:
             out[rel] = Compile(rel, "not built", why_not_built(tree, build_dir, rel), [], [],
                                each)
-    return out
+    return {**skipped, **out}

@@ -9,7 +9,8 @@ import pytest
 from test_tree import fake_kernel
 
 REPO = Path(__file__).resolve().parent.parent
-TARGETS_WITH_KERNEL = ["check", "audit", "patches", "boot-test", "bitcheck", "bench"]
+TARGETS_WITH_KERNEL = ["check", "audit", "patches", "reports", "boot-test", "bitcheck",
+                       "bench"]
 
 
 def make(*args: str) -> subprocess.CompletedProcess:

@@ -28,6 +28,7 @@ def stable_record(outcome: Outcome, verified: dict | None) -> dict:
         rec["checkpatch"] = {k: cp[k] for k in ("errors", "warnings", "checks") if k in cp}
         rec["new_sparse"] = verified.get("new_sparse", [])
         rec["problems"] = verified.get("problems", [])
+        rec["not_built"] = verified.get("not_built", [])
     return rec
 
 
@@ -77,40 +78,46 @@ def _print_outcomes(outcomes: list[Outcome], records: dict[str, dict]) -> None:
                 extra = f"; {status_of(rec)}"
                 if rec.get("problems"):
                     extra += ": " + "; ".join(rec["problems"])
-                builds = rec.get("build", {})
-                nb = [f"{f} ({b['after']['why']})" for f, b in builds.items()
-                      if b["after"]["status"] == "not built"]
-                if nb:
-                    extra += "; not built here: " + ", ".join(nb)
+                if rec.get("not_built"):
+                    extra += "; " + "; ".join(rec["not_built"])
             print(f"patches: {o.id}: {o.cls or 'converted'} -> {o.series}/{o.patch}{extra}")
         else:
             print(f"patches: {o.id}: {o.status}: " + "; ".join(o.why[:3])
                   + (f" (+{len(o.why) - 3} more)" if len(o.why) > 3 else ""))
 
 
+def _generate_or_read(args, tree, audit: dict, out: Path, timings: dict
+                      ) -> tuple[list[Series], list[Outcome]]:
+    if args.verify_only:
+        series = read_series(out)
+        if not series:
+            raise PatchError(f"{out}: no series to verify: run `make patches` first")
+        return series, []
+    result = generate(tree.path, audit, out, out.parent / "trees" / "patches",
+                      args.subsys, args.id, signoff=None if args.no_signoff else True)
+    timings["generate_seconds"] = round(result.elapsed, 1)
+    return result.series, result.skipped
+
+
 def run_patches(args) -> int:
+    """Generate (and verify) the series under --out; everything is written in
+    the work area (out/verify.json, out/patches.json).  --record instead copies
+    out/patches.json beside the audit and re-renders the audit report: the one
+    way the committed reports change (`make reports`)."""
     from classify.tree import check_kernel_tree
     tree = check_kernel_tree(args.kernel)
     audit_path = args.audit or default_out(tree.path, tree.version) / "audit.json"
-    audit = load_audit(audit_path)
     out = Path(args.out).resolve()
-    work = out.parent
+    if args.record:
+        return record_reports(tree, audit_path, out, not args.no_report)
+    audit = load_audit(audit_path)
     timings: dict[str, float] = {}
-    if args.verify_only:
-        series = read_series(out)
-        skipped: list[Outcome] = []
-        if not series:
-            raise PatchError(f"{out}: no series to verify: run `make patches` first")
-    else:
-        result = generate(tree.path, audit, out, work / "trees" / "patches",
-                          args.subsys, args.id)
-        series, skipped = result.series, result.skipped
-        timings["generate_seconds"] = round(result.elapsed, 1)
+    series, skipped = _generate_or_read(args, tree, audit, out, timings)
     outcomes = [o for s in series for o in s.outcomes] + skipped
     records: dict[str, dict] = {}
     if not args.no_verify:
         records, vt = verify_all(tree.path, series, Path(args.build_dir).resolve(),
-                                 work / "trees" / "verify", out / "logs")
+                                 out.parent / "trees" / "verify", out / "logs")
         timings.update(vt)
     _print_outcomes(outcomes, records)
     full = {o.id: {**o.to_json(), "verification": records.get(o.id)} for o in outcomes}
@@ -119,10 +126,9 @@ def run_patches(args) -> int:
                                            "config": "x86_64 allmodconfig"})
     stable = {o.id: stable_record(o, records.get(o.id)) for o in outcomes
               if not o.id.startswith("SUBSYS=")}
-    data = merge_json(audit_path.parent / "patches.json", stable,
-                      {"schema": "sem2mutex-patches-1",
-                       "kernel_version": audit.get("kernel_version"),
-                       "config": "x86_64 allmodconfig"})
+    merge_json(out / "patches.json", stable,
+               {"schema": "sem2mutex-patches-1", "kernel_version": audit.get("kernel_version"),
+                "config": "x86_64 allmodconfig"})
     n_conv = sum(o.status == "converted" for o in outcomes)
     n_ref = sum(o.status == "refused" for o in outcomes)
     print(f"patches: {n_conv} patch(es) in {sum(bool(s.patches) for s in series)} "
@@ -135,9 +141,25 @@ def run_patches(args) -> int:
         print("patches: verification: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
               + f" (records in {out / 'verify.json'})")
     print("patches: " + ", ".join(f"{k} {v}" for k, v in timings.items()))
-    if not args.no_report and (audit_path.parent / "audit.json").is_file():
-        rerender_report(tree.path, tree.version, audit_path.parent, data, DEFAULT_CACHE)
+    print(f"patches: status in {out / 'patches.json'}; `make reports` copies it "
+          f"to {audit_path.parent}")
     return 0 if n_conv else 1
+
+
+def record_reports(tree, audit_path: Path, out: Path, rerender: bool) -> int:
+    """out/patches.json (what `make patches` recorded) into the audit's directory,
+    then the audit report re-rendered with it."""
+    try:
+        stable = json.loads((out / "patches.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        raise PatchError(f"{out / 'patches.json'}: no patch records: run `make patches` "
+                         "first") from None
+    sems = stable.pop("semaphores", {})
+    data = merge_json(audit_path.parent / "patches.json", sems, stable)
+    print(f"patches: wrote {audit_path.parent / 'patches.json'} ({len(sems)} record(s))")
+    if rerender and audit_path.is_file():
+        rerender_report(tree.path, tree.version, audit_path.parent, data, DEFAULT_CACHE)
+    return 0
 
 
 def rerender_report(kernel: Path, version: str, out_dir: Path, patches: dict,

@@ -10,7 +10,7 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from classify.convert.select import Outcome
+from classify.convert.select import Outcome, PatchError
 from classify.convert.subject import common_prefix, summary
 from classify.convert.transform import SCRIPTS, cocci_id
 from classify.paths import PROJECT_DIR
@@ -66,21 +66,50 @@ def risks(sem: dict) -> list[str]:
     return out
 
 
-def wrap(text: str, indent: str = "", width: int = 72) -> list[str]:
-    """text as lines of at most width columns; a "- " indent hangs."""
+def wrap(text: str, indent: str = "", width: int = 72, hang: int = 0) -> list[str]:
+    """text as lines of at most width columns; a "- " indent hangs, and
+    continuation lines are indented hang columns more."""
     return textwrap.wrap(" ".join(text.split()), width, initial_indent=indent,
-                         subsequent_indent=" " * len(indent), break_long_words=False,
-                         break_on_hyphens=False)
+                         subsequent_indent=" " * (len(indent) + hang),
+                         break_long_words=False, break_on_hyphens=False)
 
 
-def commit_message(sem: dict, prefix: str, version: str, signoff: str) -> str:
+def reason_lines(reason: str) -> list[str]:
+    """One reason as "- " lines; a caller path the audit gives as "a -> b -> c"
+    is one hop per line, each indented under the reason."""
+    head, *hops = reason.split(" -> ")
+    if not hops:
+        return wrap(reason, "- ")
+    head, _, first = head.rpartition(": ")
+    out = wrap(head + ":", "- ")
+    for i, hop in enumerate([first, *hops]):
+        out += wrap(("-> " if i else "") + hop, "    ", 75, hang=3)
+    return out
+
+
+def tested_line(sem: dict) -> str:
+    """"Compile-tested only." unless a boot exercised the semaphore as a mutex
+    without a report (the audit's runtime record says "clean"): then that boot."""
+    rt = sem.get("runtime") or {}
+    boots = sorted({b["boot"] for b in rt.get("boots", []) if b.get("result") == "clean"
+                    and b.get("ops")})
+    if rt.get("status") != "clean" or not boots:
+        return "Compile-tested only."
+    return (f"Tested in QEMU: the {', '.join(boots)} boot{'s' if len(boots) > 1 else ''} "
+            "(CONFIG_DEBUG_MUTEX_FULL, lockdep) took it as a mutex with no report.")
+
+
+def commit_message(sem: dict, prefix: str, version: str, signoff: str | None) -> str:
+    """The message: what the semaphore is used as and why (every reason, each
+    caller path), the audit's evidence, whether it was tested, the sign-off.
+    What is for the reviewer only goes below the --- (reviewer_notes)."""
     d = sem["declared"]
     name = sem["id"].rsplit(":", 1)[-1]
     where = (f"struct {d['struct']} member {name.split('.')[-1]}" if d["kind"] == "member"
              else f"{d['kind']} {name.split('@')[0]}")
     target = {"mutex": "a mutex", "completion": "a completion"}[sem["class"]]
     body = wrap(f"The semaphore {where} ({d['path']}:{d['line']}) is used as {target}:")
-    body += [line for r in sem["reasons"] for line in wrap(r, "- ")]
+    body += [line for r in sem["reasons"] for line in reason_lines(r)]
     body += [""]
     body += wrap(
         {"mutex": "A mutex states that intent: it has an owner, lockdep and "
@@ -89,31 +118,72 @@ def commit_message(sem: dict, prefix: str, version: str, signoff: str) -> str:
          "completion": "A completion states that intent (one side waits for an event "
                        "the other signals) and is what the kernel uses for it; "
                        "struct semaphore is left to real counting uses."}[sem["class"]])
-    body += ["", f"Evidence (sem2mutex audit of Linux {version}):"]
+    body += ["", f"Every use of it (sem2mutex audit of Linux {version}):"]
     # checkpatch wants commit description lines of at most 75 columns
-    body += [line for e in sem["evidence"] for line in wrap(e, "  ", 75)]
-    body += ["", "For the reviewer:"]
-    body += [line for r in risks(sem) for line in wrap(r, "- ")]
-    # the short id: the script matches a path by its end, and checkpatch wants
-    # lines of at most 75 columns
-    short = re.sub(r"^.*/", "", cocci_id(sem))
-    body += [""] + wrap(f"Generated with sem2mutex: spatch --sp-file "
-                         f"{SCRIPTS[sem['class']]}.cocci -D patch -D sem={short}")
-    body += ["", f"Signed-off-by: {signoff}"]
+    body += [line for e in sem["evidence"] for line in wrap(e, "  ", 75, hang=2)]
+    body += ["", tested_line(sem)]
+    if signoff:
+        body += ["", f"Signed-off-by: {signoff}"]
     return f"{prefix}{summary(sem)}\n\n" + "\n".join(body) + "\n"
 
 
-def identity(repo: Path = PROJECT_DIR) -> tuple[str, str, bool]:
-    """(name, email, from_config): git config user.name/email of this repository,
-    else the fixed GIT_ENV identity (from_config False)."""
+def reviewer_notes(sem: dict, extra: list[str] = ()) -> str:
+    """What goes below the --- of the patch: the risks to check, extra notes
+    (comments that still speak of the semaphore), how it was generated."""
+    lines = ["Notes for the reviewer:"]
+    lines += [line for r in [*risks(sem), *extra] for line in wrap(r, "- ")]
+    # the short id: the script matches a path by its end
+    short = re.sub(r"^.*/", "", cocci_id(sem))
+    lines += [""] + wrap(f"Generated with sem2mutex: spatch --sp-file "
+                         f"{SCRIPTS[sem['class']]}.cocci -D patch -D sem={short}")
+    return "\n".join(lines) + "\n"
+
+
+def insert_notes(patch: Path, notes: str) -> None:
+    """Put notes right after the --- line that ends the commit message of a
+    format-patch file (where `git format-patch --notes` puts them): git am
+    ignores them, a reviewer reads them."""
+    text = patch.read_text()
+    head, sep, rest = text.partition("\n---\n")
+    if not sep:
+        raise ValueError(f"{patch}: no --- line")
+    patch.write_text(head + sep + notes + "\n" + rest)
+
+
+PLACEHOLDER_DOMAINS = re.compile(
+    r"@(localhost|example|invalid|test)$|@.*\.(example|invalid|test|localhost)$|"
+    r"@(.*\.)?example\.(com|org|net)$", re.I)
+
+
+class IdentityError(PatchError):
+    """No identity to sign the patches off with."""
+
+
+def identity(repo: Path = PROJECT_DIR, env: dict[str, str] | None = None
+             ) -> tuple[str, str]:
+    """(name, email) to sign off with: GIT_AUTHOR_NAME/EMAIL from the environment,
+    else git config user.name/email of this repository.  None, or a placeholder
+    (sem2mutex's own identity, an address at a reserved domain such as
+    example.org, .example, .invalid, localhost), is an IdentityError: a
+    Signed-off-by certifies the Developer's Certificate of Origin and must be a
+    person's."""
+    env = os.environ if env is None else env
     def cfg(key: str) -> str:
         res = subprocess.run(["git", "-C", str(repo), "config", key],
                              capture_output=True, text=True)
         return res.stdout.strip() if res.returncode == 0 else ""
-    name, email = cfg("user.name"), cfg("user.email")
-    if name and email:
-        return name, email, True
-    return GIT_ENV["GIT_AUTHOR_NAME"], GIT_ENV["GIT_AUTHOR_EMAIL"], False
+    name = env.get("GIT_AUTHOR_NAME") or cfg("user.name")
+    email = env.get("GIT_AUTHOR_EMAIL") or cfg("user.email")
+    if not (name and email):
+        raise IdentityError("no identity to sign off with: set git config user.name "
+                            "and user.email (or GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL), or "
+                            "SIGNOFF=0 (--no-signoff) for patches without Signed-off-by")
+    if name == GIT_ENV["GIT_AUTHOR_NAME"] or PLACEHOLDER_DOMAINS.search(email):
+        raise IdentityError(f"{name} <{email}> is a placeholder, not an identity to "
+                            "sign off with: set git config user.name/user.email (or "
+                            "GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL), or SIGNOFF=0 "
+                            "(--no-signoff)")
+    return name, email
 
 
 def commit_env(name: str, email: str) -> dict[str, str]:
@@ -133,8 +203,8 @@ def cover_text(subsystem: str, outcomes: list[Outcome], version: str,
     kinds = sorted({o.cls for o in done})
     plural = {"mutex": ("a mutex", "mutexes"), "completion": ("a completion", "completions")}
     subject = (common_prefix(prefixes or [], subsystem)
-               + (f"convert {len(done)} semaphores to " if len(done) > 1
-                  else "convert a semaphore to ")
+               + (f"Convert {len(done)} semaphores to " if len(done) > 1
+                  else "Convert a semaphore to ")
                + " and ".join(plural[k][len(done) > 1] for k in kinds))
     lines = wrap(f"These patches convert the struct semaphores of {subsystem} that the "
                   f"sem2mutex audit of Linux {version} classes as a mutex or a "
@@ -146,9 +216,8 @@ def cover_text(subsystem: str, outcomes: list[Outcome], version: str,
               f"Refused: {len(refused)}"]
     for o in refused:
         lines += wrap(f"{o.id}: {'; '.join(o.why)}", "- ")
-    lines += ["", "Every patch was generated by a semantic patch from sem2mutex and "
-              "checked with git am,", "an x86_64 allmodconfig build of the touched "
-              "files, sparse (C=2) and", "checkpatch.pl --strict before sending."]
+    lines += [""] + wrap("Each patch was generated by a semantic patch of sem2mutex; "
+                         "its notes name the command and what to check.")
     return subject, "\n".join(lines)
 
 

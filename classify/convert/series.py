@@ -1,5 +1,6 @@
-"""A series per subsystem: one commit per semaphore in a worktree, then
-`git format-patch` with a cover letter and get_maintainer.pl's recipients.
+"""A series per MAINTAINERS entry: one commit per semaphore in a worktree, then
+`git format-patch` (a cover letter for several patches), the reviewer's notes
+below each patch's ---, and get_maintainer.pl's recipients of each patch.
 """
 
 from __future__ import annotations
@@ -10,55 +11,33 @@ import os
 import shutil
 import subprocess
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
+from classify.convert.maintainers import (add_recipients, read_entries, recipients,
+                                          section_for, tree_tag, union)
 from classify.convert.message import (SIGNATURE, commit_env, commit_message, cover_text,
-                                      fill_cover, identity)
-from classify.convert.select import Outcome, select, series_subsystem
-from classify.convert.subject import subject_prefix
-from classify.convert.transform import convert, files_for
+                                      fill_cover, identity, insert_notes, reviewer_notes)
+from classify.convert.select import Outcome, select, sem_paths, series_subsystem
+from classify.convert.subject import has_history, patch_prefix
+from classify.convert.transform import convert, files_for, stale_comments
 from classify.paths import slug
-from classify.tree import TreeError, git, make_worktree
+from classify.tree import GIT_ENV, TreeError, git, make_worktree
 
 
 log = logging.getLogger("sem2mutex.patches")
 
 
-def maintainers(tree: Path, patch_files: list[Path], me: str = ""
-                ) -> tuple[list[str], list[str]]:
-    """(To, Cc) from the tree's get_maintainer.pl: people To, mailing lists Cc;
-    me (the sender's address, which it finds in the Signed-off-by) left out."""
-    script = tree / "scripts" / "get_maintainer.pl"
-    if not script.is_file() or not patch_files:
-        return [], []
-    res = subprocess.run(["perl", str(script), "--no-git", "--no-rolestats",
-                          *[str(p) for p in patch_files]],
-                         cwd=tree, capture_output=True, text=True, timeout=300)
-    if res.returncode != 0:
-        log.warning("get_maintainer.pl failed: %s", res.stderr.strip()[-200:])
-        return [], []
-    to, cc = split_addresses(res.stdout)
-    return ([a for a in to if not me or f"<{me}>" not in a],
-            [a for a in cc if not me or a != me])
-
-
-def split_addresses(output: str) -> tuple[list[str], list[str]]:
-    to, cc = [], []
-    for line in output.splitlines():
-        line = line.strip()
-        if not line or "@" not in line:
-            continue
-        (to if "<" in line else cc).append(line)
-    return list(OrderedDict.fromkeys(to)), list(OrderedDict.fromkeys(cc))
-
-
-def format_patch(tree: Path, base: str, out: Path, to: list[str], cc: list[str],
-                 env: dict[str, str] | None = None) -> list[Path]:
-    args = ["format-patch", "--cover-letter", "--numbered", "--zero-commit",
-            f"--base={base}", f"--signature={SIGNATURE}", "-o", str(out)]
-    args += [f"--to={a}" for a in to] + [f"--cc={a}" for a in cc]
+def format_patch(tree: Path, base: str, out: Path, cover: bool, tag: str,
+                 with_base: bool, env: dict[str, str] | None = None) -> list[Path]:
+    """git format-patch base..HEAD into out: a cover letter only for several
+    patches, the tree tag in the subject prefix, base-commit: only for a real
+    history (with_base)."""
+    args = ["format-patch", "--numbered" if cover else "--no-numbered", "--zero-commit",
+            f"--signature={SIGNATURE}", f"--subject-prefix=PATCH{' ' + tag if tag else ''}",
+            "-o", str(out)]
+    args += ["--cover-letter"] if cover else ["--no-cover-letter"]
+    args += [f"--base={base}"] if with_base else ["--no-base"]
     # env: the commits' identity and date, which the cover letter takes too
     return [Path(p) for p in git(tree, *args, f"{base}..HEAD", env=env).split()]
 
@@ -72,50 +51,91 @@ class Series:
     outcomes: list[Outcome]
 
 
-def make_series(kernel: Path, worktree: Path, out_root: Path, subsystem: str,
-                sems: list[dict], version: str, signoff: tuple[str, str]
-                ) -> Series:
-    """Convert sems (one subsystem) one commit each, then format the series."""
-    name = slug(subsystem)
+@dataclass
+class Plan:
+    """One series to make: its name (the MAINTAINERS entry, else the audit's
+    subsystem), the subject's tree tag, its semaphores."""
+    name: str
+    tag: str
+    sems: list[dict]
+
+
+def plan_series(kernel: Path, sems: list[dict]) -> list[Plan]:
+    """The semaphores grouped by the MAINTAINERS entry of their files (a tree
+    without MAINTAINERS, or files no entry names: the audit's subsystem)."""
+    entries = read_entries(kernel)
+    groups: dict[str, list[dict]] = {}
+    tags: dict[str, list[str]] = {}
+    for sem in sems:
+        paths = sem_paths(sem)
+        entry = section_for(entries, paths)
+        name = entry.name if entry else series_subsystem(sem)
+        groups.setdefault(name, []).append(sem)
+        tags.setdefault(name, []).append(tree_tag(entries, paths))
+    return [Plan(name, min(tags[name], key=lambda t: (-tags[name].count(t), t)),
+                 groups[name]) for name in sorted(groups)]
+
+
+def _convert_one(tree: Path, kernel: Path, sem: dict, name: str, version: str,
+                 signoff: str | None, env: dict[str, str]) -> tuple[Outcome, str, str]:
+    """One semaphore converted and committed: (outcome, subject prefix, notes)."""
+    files = files_for(sem, tree)
+    log.info("%s: converting %s to a %s (%d file(s))", name, sem["id"],
+             sem["class"], len(files))
+    conv = convert(tree, sem, files)
+    if conv.refusals or conv.errors:
+        return (Outcome(sem["id"], "refused", conv.refusals + conv.errors,
+                        cls=sem["class"], series=name, files=files), "", "")
+    cfiles = [f for f in conv.changed if f.endswith(".c")] or conv.changed
+    prefix = patch_prefix(kernel, cfiles)
+    git(tree, "add", "-u", "--", *conv.changed)
+    commit_with_message(tree, commit_message(sem, prefix, version, signoff), env)
+    notes = reviewer_notes(sem, stale_comments(tree))
+    return (Outcome(sem["id"], "converted", [], cls=sem["class"], series=name,
+                    files=conv.changed), prefix, notes)
+
+
+def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
+                version: str, signoff: tuple[str, str] | None) -> Series:
+    """Convert the plan's semaphores one commit each, then write the series:
+    notes below each patch's ---, each patch's own recipients, their union on
+    the cover letter (there is one only for several patches)."""
+    name = slug(plan.name.lower())
     tree = fresh_worktree(kernel, worktree)
     base = git(tree, "rev-parse", "HEAD").strip()
-    env = commit_env(*signoff)
-    outcomes: list[Outcome] = []
-    prefixes: list[str] = []
-    for sem in sems:
-        files = files_for(sem, tree)
-        log.info("%s: converting %s to a %s (%d file(s))", name, sem["id"],
-                 sem["class"], len(files))
-        conv = convert(tree, sem, files)
-        if conv.refusals or conv.errors:
-            outcomes.append(Outcome(sem["id"], "refused", conv.refusals + conv.errors,
-                                    cls=sem["class"], series=name, files=files))
-            continue
-        cfiles = [f for f in conv.changed if f.endswith(".c")] or conv.changed
-        prefixes.append(subject_prefix(cfiles))
-        msg = commit_message(sem, prefixes[-1], version,
-                             f"{signoff[0]} <{signoff[1]}>")
-        git(tree, "add", "-u", "--", *conv.changed)
-        commit_with_message(tree, msg, env)
-        outcomes.append(Outcome(sem["id"], "converted", [], cls=sem["class"], series=name,
-                                files=conv.changed))
+    env = commit_env(*(signoff or (GIT_ENV["GIT_AUTHOR_NAME"], GIT_ENV["GIT_AUTHOR_EMAIL"])))
+    me = f"{signoff[0]} <{signoff[1]}>" if signoff else None
+    outcomes, prefixes, notes = [], [], []
+    for sem in plan.sems:
+        outcome, prefix, note = _convert_one(tree, kernel, sem, name, version, me, env)
+        outcomes.append(outcome)
+        if outcome.status == "converted":
+            prefixes.append(prefix)
+            notes.append(note)
     out = out_root / name
     shutil.rmtree(out, ignore_errors=True)
     patches: list[Path] = []
-    if any(o.status == "converted" for o in outcomes):
+    if notes:
         out.mkdir(parents=True)
-        first = format_patch(tree, base, out, [], [], env)
-        to, cc = maintainers(tree, [p for p in first if "0000-" not in p.name], signoff[1])
-        shutil.rmtree(out)
-        out.mkdir(parents=True)
-        patches = format_patch(tree, base, out, to, cc, env)
-        subject, blurb = cover_text(subsystem, outcomes, version, prefixes)
-        fill_cover(patches[0], subject, blurb)
-        numbered = iter(patches[1:])
+        patches = format_patch(tree, base, out, len(notes) > 1, plan.tag,
+                               has_history(kernel), env)
+        own = patches[1:] if len(notes) > 1 else patches
+        lists = []
+        for patch, note in zip(own, notes):
+            insert_notes(patch, note)
+            # the sender (the From: get_maintainer.pl reads) is no recipient
+            lists.append(recipients(tree, patch, env["GIT_AUTHOR_EMAIL"]))
+            add_recipients(patch, *lists[-1])
+        if len(notes) > 1:
+            subject, blurb = cover_text(plan.name, outcomes, version, prefixes)
+            fill_cover(patches[0], subject, blurb)
+            add_recipients(patches[0], union([t for t, _ in lists]),
+                           union([c for _, c in lists]))
+        numbered = iter(own)
         for o in outcomes:
             if o.status == "converted":
                 o.patch = next(numbered).name
-    result = Series(name, subsystem, out, patches, outcomes)
+    result = Series(name, plan.name, out, patches, outcomes)
     write_series_index(result)
     return result
 
@@ -153,22 +173,17 @@ class RunResult:
 
 def generate(kernel: Path, audit: dict, out_root: Path, worktree: Path,
              subsys: str | None = None, ids: list[str] | None = None,
-             signoff: tuple[str, str] | None = None) -> RunResult:
+             signoff: tuple[str, str] | None | bool = True) -> RunResult:
+    """signoff: (name, email), True for identity() (an IdentityError when there
+    is none), or None/False for patches without Signed-off-by."""
     started = time.monotonic()
     kernel, out_root, worktree = (Path(p).resolve() for p in (kernel, out_root, worktree))
     chosen, skipped = select(audit["semaphores"], subsys, list(ids or []))
-    if signoff is None:
-        name, email, from_config = identity()
-        if not from_config:
-            log.warning("no git config user.name/user.email: signing off as %s <%s>",
-                        name, email)
-        signoff = (name, email)
-    groups: dict[str, list[dict]] = {}
-    for sem in chosen:
-        groups.setdefault(series_subsystem(sem), []).append(sem)
-    series = [make_series(kernel, worktree, out_root, sub, groups[sub],
-                          audit.get("kernel_version", "?"), signoff)
-              for sub in sorted(groups)]
+    if signoff is True and chosen:
+        signoff = identity()
+    series = [make_series(kernel, worktree, out_root, plan,
+                          audit.get("kernel_version", "?"), signoff or None)
+              for plan in plan_series(kernel, chosen)]
     return RunResult(series, skipped, time.monotonic() - started)
 
 

@@ -1,10 +1,17 @@
-"""The subject line of a conversion patch: the subsystem's prefix and the driver,
-then what is converted.
+"""The subject line of a conversion patch: the prefix, then what is converted,
+capitalised after the prefix (``RDMA/hns: Convert poll_sem to a mutex``).
+
+The prefix is the one the files' own history uses where the tree has one (a
+user's tree: ``history_prefix``, the last commits to those files); the pristine
+tree has no history, and there ``subject_prefix`` derives it from the path.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+from collections import Counter
 from pathlib import Path
 
 
@@ -67,18 +74,79 @@ def subject_prefix(paths: list[str]) -> str:
 
 
 def summary(sem: dict) -> str:
+    """"Convert poll_sem to a mutex": the lock's own name (a member's, without its
+    struct), capitalised as upstream subjects are after their prefix."""
     name = sem["id"].rsplit(":", 1)[-1].split(".")[-1].split("@")[0]
     what = {"mutex": "a mutex", "completion": "a completion"}[sem["class"]]
-    return f"convert {name} from a semaphore to {what}"
+    return f"Convert {name} to {what}"
+
+
+# subjects that say nothing of the files' own prefix
+_NOT_A_PREFIX = re.compile(r"^(Merge|Revert|treewide|Linux \d)", re.I)
+
+
+def prefix_of_subjects(subjects: list[str], least: int = 2) -> str:
+    """The longest "xxx: yyy: " prefix that more than half of subjects start with
+    (and at least `least` of them); "" when there is none.  Merges, reverts and
+    tree-wide changes do not count."""
+    subjects = [s.strip() for s in subjects if s.strip() and not _NOT_A_PREFIX.match(s)]
+    counts: Counter[str] = Counter()
+    for s in subjects:
+        parts = s.split(": ")[:-1]          # the last part is the summary itself
+        for n in range(1, len(parts) + 1):
+            counts[": ".join(parts[:n]) + ": "] += 1
+    good = [p for p, n in counts.items() if n >= least and 2 * n > len(subjects)
+            and " " not in p.rstrip(": ").replace(": ", "")]
+    return max(good, key=lambda p: (p.count(": "), counts[p], p), default="")
+
+
+def has_history(tree: Path) -> bool:
+    """tree is a git repository whose HEAD is a commit of a real history: not the
+    pristine import (tagged `pristine`) nor a copy sem2mutex committed itself."""
+    def rev(ref: str) -> str:
+        res = subprocess.run(["git", "-C", str(tree), "rev-parse", "-q", "--verify",
+                              f"{ref}^{{commit}}"], capture_output=True, text=True)
+        return res.stdout.strip() if res.returncode == 0 else ""
+    if not (Path(tree) / ".git").exists():
+        return False
+    head = rev("HEAD")
+    if not head or head == rev("refs/tags/pristine"):
+        return False
+    res = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%ce", head],
+                         capture_output=True, text=True)
+    return res.stdout.strip() != "sem2mutex@localhost"
+
+
+def history_prefix(tree: Path, paths: list[str], n: int = 20) -> str:
+    """The prefix the last n commits to paths use (``git log --format=%s``), ""
+    when the tree has no history or they agree on none."""
+    if not paths or not has_history(tree):
+        return ""
+    res = subprocess.run(["git", "-C", str(tree), "log", "--no-merges", "--format=%s",
+                          "-n", str(n), "--", *paths], capture_output=True, text=True)
+    return prefix_of_subjects(res.stdout.splitlines()) if res.returncode == 0 else ""
+
+
+def patch_prefix(tree: Path, paths: list[str]) -> str:
+    """The history's prefix where there is one, else the rules of subject_prefix."""
+    return history_prefix(tree, paths) or subject_prefix(paths)
 
 
 def common_prefix(prefixes: list[str], fallback: str) -> str:
     """The prefix every patch of a series shares ("net: hinic: " and "net: ksz884x: "
-    share "net: "), else fallback: the subsystem's path."""
+    share "net: "), else fallback (the series' name)."""
     split = [p.rstrip().rstrip(":").split(": ") for p in prefixes]
     shared: list[str] = []
     for words in zip(*split):
         if len(set(words)) != 1:
             break
         shared.append(words[0])
+    if not shared and split:
+        # "RDMA/hns" and "RDMA/isert" share "RDMA"
+        heads = [w[0].split("/") for w in split]
+        for parts in zip(*heads):
+            if len(set(parts)) != 1:
+                break
+            shared.append(parts[0])
+        shared = ["/".join(shared)] if shared else []
     return (": ".join(shared) if shared else fallback) + ": "

@@ -141,4 +141,106 @@ def convert(tree: Path, sem: dict, files: list[str], script: str | None = None,
     if refusals or errors:
         git(tree, "checkout", "-q", "--", ".")
         changed = []
+    for rel in changed:
+        realign(tree, rel)
     return Conversion(changed, refusals, errors)
+
+
+_OLD_WORDS = re.compile(r"\b(?:down|up)(?:_interruptible|_killable|_trylock|_timeout)?\(\)"
+                        r"|\bsemaphores?\b|\bsema_init\b", re.I)
+_COMMENT = re.compile(r"^\s*(?:/\*|\*|//)|/\*|//")
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def stale_comments(tree: Path, rev: str = "HEAD", near: int = 3) -> list[str]:
+    """Comments near the lines rev changed that still name the semaphore's
+    operations (down(), up(), "semaphore"): the script changes code, not words,
+    so the reviewer is told where to look ("path:line: comment")."""
+    diff = git(tree, "show", "--format=", f"-U{near}", rev)
+    out: list[str] = []
+    path, line = "", 0
+    for text in diff.splitlines():
+        if text.startswith("+++ "):
+            path = text[6:] if text.startswith("+++ b/") else ""
+            continue
+        m = _HUNK.match(text)
+        if m:
+            line = int(m.group(1))
+            continue
+        if not path or text.startswith(("---", "-", "\\")):
+            continue
+        code = text[1:]
+        if _COMMENT.search(code) and _OLD_WORDS.search(code):
+            out.append(f"{path}:{line}: a comment still speaks of the semaphore: "
+                       f"\"{code.strip()[:80]}\"")
+        line += 1
+    return out
+
+
+_OLD_DECL = re.compile(r"^(\s*(?:static\s+)?)struct semaphore(\s+)(\S.*)$")
+_NEW_DECL = re.compile(r"^(\s*(?:static\s+)?)struct (mutex|completion)(\s+)(\S.*)$")
+
+
+def _column(text: str) -> int:
+    """The display column after text (tabs of 8)."""
+    col = 0
+    for ch in text:
+        col = (col // 8 + 1) * 8 if ch == "\t" else col + 1
+    return col
+
+
+def aligned(old: str, new: str) -> str:
+    """new (`struct mutex m;`, as the script wrote it) with its name at the column
+    old (`struct semaphore\\tm;`) had it, in old's whitespace (tabs or spaces):
+    a member stays aligned with its neighbours.  A single space stays one."""
+    mo, mn = _OLD_DECL.match(old), _NEW_DECL.match(new)
+    if not (mo and mn) or mo.group(2) == " " or mo.group(3) != mn.group(4):
+        return new
+    want = _column(old[:mo.start(3)])
+    head = f"{mn.group(1)}struct {mn.group(2)}"
+    if "\t" in mo.group(2):
+        gap = "\t"
+        while _column(head + gap) < want:
+            gap += "\t"
+    else:
+        gap = " " * max(1, want - _column(head))
+    return head + gap + mn.group(4)
+
+
+def realign(tree: Path, rel: str) -> bool:
+    """Re-align in rel (changed in tree, not committed) each declaration the
+    script turned from struct semaphore into struct mutex/completion; True when
+    a line changed."""
+    diff = git(tree, "diff", "-U0", "--", rel)
+    path = tree / rel
+    lines = path.read_text().split("\n")
+    changed = False
+    removed: list[str] = []
+    added: list[tuple[int, str]] = []
+
+    def flush() -> None:
+        nonlocal changed
+        olds = [r for r in removed if _OLD_DECL.match(r)]
+        news = [(n, a) for n, a in added if _NEW_DECL.match(a)]
+        for old, (n, new) in zip(olds, news):
+            fixed = aligned(old, new)
+            if fixed != lines[n]:
+                lines[n], changed = fixed, True
+        removed.clear()
+        added.clear()
+
+    line = 0
+    for text in diff.splitlines():
+        m = _HUNK.match(text)
+        if m:
+            flush()
+            line = int(m.group(1)) - 1
+        elif text.startswith("-") and not text.startswith("---"):
+            removed.append(text[1:])
+        elif text.startswith("+") and not text.startswith("+++"):
+            added.append((line, text[1:]))
+            line += 1
+    flush()
+    if changed:
+        path.write_text("\n".join(lines))
+    return changed

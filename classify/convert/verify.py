@@ -13,8 +13,13 @@ For each series of work/patches/<slug>/, in order, in a worktree of the kernel
 4. compile the same files again: they must build, and sparse must say nothing it
    did not say before (warnings compared by file and message, line numbers aside).
 
-A file allmodconfig does not build on x86_64 (another architecture, an unmet
-dependency) is named with the Kconfig symbol that leaves it out.  Parsers
+Verified means built in a configuration that enables it: before compiling, each
+object's CONFIG_ symbols (kbuild.config_symbols) must be y or m in the build's
+.config; a file they leave out is not compiled ("not built here: CONFIG_INTEL_IFS
+depends on BROKEN", the symbol's unmet `depends on` read from its Kconfig entry),
+and a patch touching such a file is "not built", not verified.  A header counts
+as built when at least one file that includes it is.  An includer the
+configuration enables that fails before the patch too is a problem, not a note.  Parsers
 (``parse_sparse``, ``parse_checkpatch``) work on saved output, without a tree.
 """
 
@@ -158,9 +163,11 @@ def verify_patch(tree: Path, build_dir: Path, patch: Path, logs: Path) -> dict:
         entry = {"before": _compile_json(b), "after": _compile_json(after)}
         record["build"][f] = entry
         if b.status == "failed" and f not in touched:
-            # an includer of a touched header that does not build here at all
-            # (parport_amiga.c on x86_64): nothing the patch can be blamed for
-            entry["note"] = "includes a touched header; does not build here before the patch"
+            # an includer the configuration enables that fails before the patch:
+            # the header change is not checked there; say so
+            entry["note"] = "includes a touched header; does not compile before the patch"
+            record["problems"].append(f"{f} (includes a touched header): does not compile "
+                                      "before the patch either")
         elif b.status == "failed":
             record["problems"].append(f"{f}: does not compile before the patch either")
         elif after.status == "failed":
@@ -170,18 +177,35 @@ def verify_patch(tree: Path, build_dir: Path, patch: Path, logs: Path) -> dict:
             record["new_sparse"] += [f"{d.path}:{d.line}: {d.kind}: {d.msg}" for d in fresh]
             if fresh:
                 record["problems"].append(f"{f}: {len(fresh)} new sparse warning(s)")
+    record["not_built"] = not_built(files, touched, record["build"])
     record["elapsed"] = round(time.monotonic() - started, 1)
     return record
 
 
+def not_built(files: list[str], touched: set[str], build: dict[str, dict]) -> list[str]:
+    """What keeps a patch from being verified: each touched .c file the build's
+    configuration does not compile, and each touched header none of whose
+    includers it compiles ("path: why")."""
+    out = [f"{f}: {build[f]['after']['why']}" for f in sorted(touched)
+           if f in build and build[f]["after"]["status"] == "not built"]
+    for h in sorted(f for f in files if f.endswith(".h")):
+        users = [f for f in build if f not in touched]
+        if users and all(build[f]["after"]["status"] != "ok" for f in users) and \
+                not any(build[f]["after"]["status"] == "ok" for f in touched):
+            out.append(f"{h}: no file that includes it is built here")
+    return out
+
+
 def status_of(record: dict) -> str:
-    """One word for the report: verified | not built | problem | not applied."""
+    """One word for the report: verified | not built | problem | not applied.
+    Verified means built in a configuration that enables every touched file."""
     if not record.get("apply", "").startswith("ok"):
         return "not applied"
     if record.get("problems"):
         return "problem"
     builds = record.get("build", {})
-    if builds and all(b["after"]["status"] == "not built" for b in builds.values()):
+    if record.get("not_built") or (
+            builds and all(b["after"]["status"] == "not built" for b in builds.values())):
         return "not built"
     return "verified"
 

@@ -5,7 +5,6 @@ the file untouched), and the parsers of sparse and checkpatch output (real
 captured output in tests/classify/patches/)."""
 
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import pytest
 
 from classify import kbuild
 from classify import tree
+from classify.convert import maintainers
 from classify.convert import message
 from classify.convert import select
 from classify.convert import series
@@ -68,8 +68,11 @@ def test_subject_prefix_negative_cases():
 
 def test_cover_prefix_is_what_the_patches_share():
     assert subject.common_prefix(["net: hinic: ", "net: ksz884x: "], "drivers/net") == "net: "
+    # drivers of one subsystem share its label
     assert subject.common_prefix(["RDMA/hns: ", "RDMA/isert: "], "drivers/infiniband") == \
-        "drivers/infiniband: "
+        "RDMA: "
+    # nothing shared: the fallback
+    assert subject.common_prefix(["xen: a: ", "net: b: "], "X") == "X: "
 
 
 # ------------------------------------------------------------------ selection
@@ -243,11 +246,12 @@ def test_one_semaphore_converted_the_other_untouched(tmp_path, monkeypatch):
     res = run_generate(tmp_path, "one", ["drivers/foo/foo.c:dev.lock"], monkeypatch)
     (series,) = res.series
     assert [o.status for o in series.outcomes] == ["converted"]
-    cover, patch = series.patches
+    (patch,) = series.patches                  # one patch: no cover letter
     text = patch.read_text()
-    assert "Subject: [PATCH 1/1] foo: convert lock from a semaphore to a mutex" in text
+    assert "Subject: [PATCH] foo: Convert lock to a mutex" in text
     assert "Signed-off-by: A U Thor <author@example.org>" in text
     assert "drivers/foo/foo.c:9: down() in f()" in text   # the audit's evidence
+    assert "base-commit:" not in text          # a copied tree has no real history
     removed = [ln[1:] for ln in text.splitlines()
                if ln.startswith("-") and not ln.startswith("---")]
     added = [ln[1:] for ln in text.splitlines()
@@ -262,7 +266,6 @@ def test_one_semaphore_converted_the_other_untouched(tmp_path, monkeypatch):
     for line in DRIVER.splitlines():
         if "other" in line:
             assert line in after
-    assert "[PATCH 0/1] foo: convert a semaphore to a mutex" in cover.read_text()
 
 
 @needs_spatch
@@ -276,8 +279,8 @@ def test_refused_conversion_is_reported_and_the_run_goes_on(tmp_path, monkeypatc
     assert any("count 2" in w for w in refused.why), refused.why
     assert outcomes["drivers/foo/foo.c:dev.other"].status == "converted"
     assert outcomes["no/such.c:x"].status == "skipped"
-    cover = res.series[0].patches[0].read_text()
-    assert "Converted: 1" in cover and "Refused: 1" in cover and "count 2" in cover
+    # one patch made: no cover letter; the refusal is in series.json and the output
+    assert len(res.series[0].patches) == 1
     # the refused file is left as it was in the worktree
     tree = tmp_path / "ref" / "trees" / "patches"
     assert (tree / "drivers/foo/pool.c").read_text() == COUNTED
@@ -298,6 +301,8 @@ def test_two_runs_give_the_same_patches(tmp_path, monkeypatch):
     two = run_generate(tmp_path, "b", ids, monkeypatch, epoch="")
     names = [p.name for p in one.series[0].patches]
     assert names == [p.name for p in two.series[0].patches] and len(names) == 3
+    assert "[PATCH 0/2] foo: Convert 2 semaphores to mutexes" in \
+        one.series[0].patches[0].read_text()
     for p, q in zip(one.series[0].patches, two.series[0].patches):
         assert _without_dates(p) == _without_dates(q)
     # with SOURCE_DATE_EPOCH even the dates agree: byte-identical
@@ -307,7 +312,7 @@ def test_two_runs_give_the_same_patches(tmp_path, monkeypatch):
         assert p.read_bytes() == q.read_bytes()
     # a second run into the same directory replaces the series, leaves no stale file
     again = run_generate(tmp_path, "c", ids[:1], monkeypatch)
-    assert len(list(again.series[0].dir.glob("*.patch"))) == 2
+    assert len(list(again.series[0].dir.glob("*.patch"))) == 1
 
 
 @needs_spatch
@@ -315,10 +320,13 @@ def test_generated_patch_applies_with_git_am(tmp_path, monkeypatch):
     res = run_generate(tmp_path, "am", ["drivers/foo/foo.c:dev.lock"], monkeypatch)
     kernel = tmp_path / "linux"
     check = series.fresh_worktree(kernel, tmp_path / "am" / "trees" / "verify")
-    assert tree.git_am(check, res.series[0].patches[1]) == ""
+    assert tree.git_am(check, res.series[0].patches[0]) == ""
     assert "mutex_lock(&d->lock)" in (check / "drivers/foo/foo.c").read_text()
+    # the notes below the --- are not part of the commit
+    msg = tree.git(check, "log", "-1", "--format=%B")
+    assert "Notes for the reviewer" not in msg and "Compile-tested only." in msg
     # applied once more, it no longer applies: a message, not an exception
-    why = tree.git_am(check, res.series[0].patches[1])
+    why = tree.git_am(check, res.series[0].patches[0])
     assert why and "patch" in why.lower()
 
 
@@ -530,7 +538,7 @@ def test_member_behind_a_header_struct_is_converted_with_header_types(tmp_path, 
     res, o = generate_one(tmp_path, kernel, poll, monkeypatch)
     assert o.status == "converted", o.why
     assert o.files == ["drivers/foo/foo_cmd.c", "drivers/foo/foo_dev.h"]
-    text = res.series[0].patches[1].read_text()
+    text = res.series[0].patches[0].read_text()
     assert "+\tmutex_lock(&hr->cmd.poll_sem);" in text
     assert "+\tstruct mutex poll_sem;" in text
 
@@ -539,7 +547,7 @@ def test_split_addresses_people_to_lists_cc():
     out = ('Juergen Gross <jgross@suse.com>\n"David S. Miller" <davem@davemloft.net>\n'
            "xen-devel@lists.xenproject.org\nlinux-kernel@vger.kernel.org\n"
            "Juergen Gross <jgross@suse.com>\nnot an address\n")
-    to, cc = series.split_addresses(out)
+    to, cc = maintainers.split_addresses(out)
     assert to == ["Juergen Gross <jgross@suse.com>", '"David S. Miller" <davem@davemloft.net>']
     assert cc == ["xen-devel@lists.xenproject.org", "linux-kernel@vger.kernel.org"]
 
@@ -551,11 +559,14 @@ def test_commit_message_lines_fit_checkpatch():
     s["evidence"] = ["drivers/staging/vc04_services/interface/vchiq_arm/vchiq_arm.c:700: "
                      "down_interruptible() in create_pagelist()"]
     msg = message.commit_message(s, "staging: vchiq_arm: ", "6.1.192", "A <a@example.org>")
+    notes = message.reviewer_notes(s)
     body = msg.split("\n\n", 1)[1]
-    assert all(len(ln) <= 75 for ln in body.splitlines() if not ln.startswith("Signed-off-by"))
-    assert "-D sem=vchiq_arm.c:g_free_fragments_mutex" in msg
-    assert "-EINTR" in msg                       # the risk of down_interruptible
-    assert "-EINTR" not in message.commit_message(sem("a/b.c:d.e"), "x: ", "6.1", "A <a@b>")
+    assert all(len(ln) <= 75 for ln in (body + notes).splitlines()
+               if not ln.startswith("Signed-off-by"))
+    assert "-D sem=vchiq_arm.c:g_free_fragments_mutex" in notes
+    assert "-EINTR" in notes                     # the risk of down_interruptible
+    assert "-EINTR" not in message.reviewer_notes(sem("a/b.c:d.e"))
+    assert "-EINTR" not in msg and "Generated with" not in msg   # notes stay below ---
 
 
 @needs_spatch
@@ -576,6 +587,6 @@ def test_member_behind_a_global_header_struct_is_converted_with_include_dirs(
                init=[("drivers/foo/foo_cmd.c", 13)])
     res, o = generate_one(tmp_path, kernel, poll, monkeypatch)
     assert o.status == "converted", o.why
-    text = res.series[0].patches[1].read_text()
+    text = res.series[0].patches[0].read_text()
     assert "+\tmutex_lock(&hr->phys->cmd.poll_sem);" in text
     assert "+\tstruct mutex poll_sem;" in text

@@ -1,0 +1,183 @@
+"""Who a patch goes to and which series it belongs to: the tree's MAINTAINERS
+file, read here, and its scripts/get_maintainer.pl, run on each patch alone.
+
+- The series of a semaphore is the MAINTAINERS entry (section) of its files: for
+  each file the most specific entry whose F: patterns match it (the pattern with
+  the most directory levels, as get_maintainer.pl orders them; X: excludes), then
+  the entry that most of the files name.
+- Each patch gets the To (people) and Cc (lists) get_maintainer.pl gives for that
+  patch alone; the cover letter gets the union of its patches'.
+- The tree tag of the subject (``[PATCH net-next 1/2]``) comes from the ``T: git``
+  lines of the matching entries, the most specific entry with such a line first:
+  a tree whose repository is named ``<x>-next.git`` gives ``<x>-next`` (net-next,
+  wireless-next, bpf-next); the trees in ``KNOWN_TREES`` whose maintainers name
+  their next branch otherwise (``rdma/rdma.git`` takes ``rdma-next``).  Any other
+  tree (a maintainer's own tree, a fixes tree such as net.git) gives no tag: a
+  conversion is not a fix, and an unknown tag would only misroute the patch.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger("sem2mutex.patches")
+
+# repository (the end of the T: URL) -> the tag its maintainers expect
+KNOWN_TREES = {"rdma/rdma.git": "rdma-next", "netdev/net.git": "net-next"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One section of MAINTAINERS."""
+    name: str
+    files: tuple[str, ...] = ()         # F:
+    excludes: tuple[str, ...] = ()      # X:
+    trees: tuple[str, ...] = ()         # T:
+
+
+def parse_maintainers(text: str) -> list[Entry]:
+    """The sections of a MAINTAINERS file: a name line, then "X:\\tvalue" lines,
+    up to a blank line (the preamble, before the first section, has no fields)."""
+    entries: list[Entry] = []
+    name, fields = "", {"F": [], "X": [], "T": []}
+
+    def close() -> None:
+        if name and fields["F"]:
+            entries.append(Entry(name, tuple(fields["F"]), tuple(fields["X"]),
+                                 tuple(fields["T"])))
+
+    for line in text.splitlines():
+        m = re.match(r"^([A-Z]):\s*(.*?)\s*$", line)
+        if m and name:
+            if m.group(1) in fields:
+                fields[m.group(1)].append(m.group(2))
+        elif line.strip() and not m and not line.startswith((" ", "\t")):
+            close()
+            name, fields = line.strip(), {"F": [], "X": [], "T": []}
+    close()
+    return entries
+
+
+def pattern_depth(pattern: str, path: str) -> int:
+    """How specific pattern is for path (get_maintainer.pl's file_match_pattern
+    and its ordering), or -1 when it does not match: a pattern ending in "/"
+    matches everything below it; any other matches a path as deep as itself
+    ("*" and "?" as globs within that)."""
+    rx = re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".")
+    if not re.match(rx, path):
+        return -1
+    depth = pattern.count("/")
+    if not pattern.endswith("/"):
+        if path.count("/") != depth:
+            return -1
+        depth += 1
+    return depth
+
+
+def most_specific(entries: list[Entry], path: str) -> list[Entry]:
+    """The entries matching path, the most specific first."""
+    scored = []
+    for i, e in enumerate(entries):
+        if any(pattern_depth(x, path) >= 0 for x in e.excludes):
+            continue
+        depth = max((pattern_depth(f, path) for f in e.files), default=-1)
+        if depth >= 0:
+            scored.append((-depth, i, e))
+    return [e for _, _, e in sorted(scored, key=lambda t: t[:2])]
+
+
+def section_for(entries: list[Entry], paths: list[str]) -> Entry | None:
+    """The entry most of paths name as their most specific (ties: the first
+    path's); None when no entry matches any of them."""
+    firsts = [m[0] for p in sorted(paths) if (m := most_specific(entries, p))]
+    if not firsts:
+        return None
+    counts = Counter(e.name for e in firsts)
+    best = max(counts.values())
+    return next(e for e in firsts if counts[e.name] == best)
+
+
+def tree_tag(entries: list[Entry], paths: list[str]) -> str:
+    """The subject's tree tag for paths ("" for none); see the module's doc."""
+    order: list[Entry] = []
+    for p in sorted(paths):
+        for e in most_specific(entries, p):
+            if e not in order:
+                order.append(e)
+    order.sort(key=lambda e: -max(pattern_depth(f, p) for f in e.files for p in paths))
+    for e in order:
+        tags = [_tag(t) for t in e.trees]
+        tags = [t for t in tags if t]
+        if tags:
+            return sorted(tags, key=lambda t: (not t.endswith("-next"), t))[0]
+    return ""
+
+
+def _tag(tree: str) -> str:
+    m = re.match(r"^git\s+(\S+?)(?:\.git)?\s*$", tree)
+    if not m:                   # no URL, or a branch named after it (tip.git x/core)
+        return ""
+    repo = m.group(1).rstrip("/")
+    if repo.endswith("-next"):
+        return repo.rsplit("/", 1)[-1]
+    for known, tag in KNOWN_TREES.items():
+        if (repo + ".git").endswith("/" + known):
+            return tag
+    return ""
+
+
+def read_entries(tree: Path) -> list[Entry]:
+    try:
+        return parse_maintainers((tree / "MAINTAINERS").read_text(errors="replace"))
+    except OSError:
+        return []
+
+
+# ------------------------------------------------------------------ recipients
+
+def split_addresses(output: str) -> tuple[list[str], list[str]]:
+    """get_maintainer.pl's lines: people ("Name <addr>") To, lists Cc."""
+    to, cc = [], []
+    for line in output.splitlines():
+        line = line.strip()
+        if not line or "@" not in line:
+            continue
+        (to if "<" in line else cc).append(line)
+    return list(OrderedDict.fromkeys(to)), list(OrderedDict.fromkeys(cc))
+
+
+def recipients(tree: Path, patch: Path, me: str = "") -> tuple[list[str], list[str]]:
+    """(To, Cc) of one patch from the tree's get_maintainer.pl, me (the sender's
+    address, which it finds in the Signed-off-by) left out."""
+    script = tree / "scripts" / "get_maintainer.pl"
+    if not script.is_file():
+        return [], []
+    res = subprocess.run(["perl", str(script), "--no-git", "--no-rolestats", str(patch)],
+                         cwd=tree, capture_output=True, text=True, timeout=300)
+    if res.returncode != 0:
+        log.warning("get_maintainer.pl failed on %s: %s", patch.name,
+                    res.stderr.strip()[-200:])
+        return [], []
+    to, cc = split_addresses(res.stdout)
+    return ([a for a in to if not me or f"<{me}>" not in a],
+            [a for a in cc if not me or a != me])
+
+
+def union(lists: list[list[str]]) -> list[str]:
+    return list(OrderedDict.fromkeys(a for one in lists for a in one))
+
+
+def add_recipients(patch: Path, to: list[str], cc: list[str]) -> None:
+    """Write To: and Cc: headers into a format-patch file (before the blank line
+    that ends its headers), folded as git format-patch folds them."""
+    text = patch.read_text()
+    head, sep, body = text.partition("\n\n")
+    for key, addrs in (("To", to), ("Cc", cc)):
+        if addrs:
+            head += f"\n{key}: " + ",\n    ".join(addrs)
+    patch.write_text(head + sep + body)

@@ -1,0 +1,541 @@
+"""Conversion patches a maintainer applies as they are (issue 14): series per
+MAINTAINERS entry with each patch's own recipients and the tree tag, subjects
+from the files' history, the message and the notes below the ---, the identity
+that signs off, and `make patches` leaving the committed reports alone.  A small
+fake tree with a MAINTAINERS file and a stub get_maintainer.pl."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from classify.convert import maintainers as M
+from classify.convert import message
+from classify.convert import series
+from classify.convert import subject
+from classify.tree import GIT_ENV
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+from test_patches import DRIVER, needs_spatch, sem, small_tree  # noqa: E402
+
+
+MAINTAINERS = """\
+List of maintainers and how to submit kernel changes
+====================================================
+
+Descriptions of section entries and preferred order
+---------------------------------------------------
+
+	M: *Mail* patches to: FullName <address@domain>
+	F: *Files* and directories wildcard patterns.
+
+Maintainers List
+----------------
+
+BAR DRIVER
+M:	Bar Maint <bar@kernel.org>
+S:	Maintained
+T:	git git://git.kernel.org/pub/scm/linux/kernel/git/tip/tip.git locking/core
+F:	drivers/bar/
+
+FOO DRIVER
+M:	Foo Maint <foo@kernel.org>
+L:	foo-list@vger.kernel.org
+S:	Maintained
+F:	drivers/foo/
+
+NETWORKING DRIVERS
+M:	Net Maint <net@kernel.org>
+S:	Maintained
+T:	git git://git.kernel.org/pub/scm/linux/kernel/git/netdev/net.git
+T:	git git://git.kernel.org/pub/scm/linux/kernel/git/netdev/net-next.git
+F:	drivers/
+X:	drivers/bar/
+
+THE REST
+M:	Linus <torvalds@example.org>
+F:	*
+F:	*/
+"""
+
+# get_maintainer.pl stand-in: recipients from the files the patch touches
+STUB = r"""#!/usr/bin/perl
+my $f = $ARGV[-1]; open(F, '<', $f) or die; my $t = join('', <F>);
+print "Foo Maint <foo\@kernel.org>\n" if $t =~ m{b/drivers/foo/foo\.c};
+print "Second Maint <second\@kernel.org>\n" if $t =~ m{b/drivers/foo/second\.c};
+print "Bar Maint <bar\@kernel.org>\n" if $t =~ m{b/drivers/bar/};
+print "foo-list\@vger.kernel.org\n" if $t =~ m{b/drivers/foo/};
+print "linux-kernel\@vger.kernel.org\n";
+print "$1\n" if $t =~ m{^From: (.*)$}m;     # the author, as get_maintainer.pl does
+"""
+
+
+# ------------------------------------------------------------------ MAINTAINERS
+
+def test_parse_maintainers_skips_the_preamble():
+    entries = M.parse_maintainers(MAINTAINERS)
+    assert [e.name for e in entries] == ["BAR DRIVER", "FOO DRIVER", "NETWORKING DRIVERS",
+                                         "THE REST"]
+    assert entries[2].excludes == ("drivers/bar/",)
+
+
+@pytest.mark.parametrize("path, entry", [
+    ("drivers/foo/foo.c", "FOO DRIVER"),              # more specific than drivers/
+    ("drivers/foo/sub/x.c", "FOO DRIVER"),
+    ("drivers/foobar/x.c", "NETWORKING DRIVERS"),     # look-alike: not drivers/foo/
+    ("drivers/bar/bar.c", "BAR DRIVER"),              # X: keeps NETWORKING out
+    ("fs/x.c", "THE REST"),
+])
+def test_the_most_specific_entry(path, entry):
+    entries = M.parse_maintainers(MAINTAINERS)
+    assert M.most_specific(entries, path)[0].name == entry
+    assert "NETWORKING DRIVERS" not in [e.name for e in M.most_specific(entries,
+                                                                          "drivers/bar/b.c")]
+
+
+def test_pattern_depth_is_get_maintainer_s():
+    assert M.pattern_depth("drivers/foo/*.c", "drivers/foo/a.c") == 3
+    assert M.pattern_depth("drivers/foo/*.c", "drivers/foo/sub/a.c") == -1
+    assert M.pattern_depth("drivers/foo/", "drivers/foo/sub/a.c") == 2
+    assert M.pattern_depth("drivers/foo", "drivers/foo/a.c") == -1
+
+
+def test_section_for_several_files_is_the_one_most_name():
+    entries = M.parse_maintainers(MAINTAINERS)
+    assert M.section_for(entries, ["drivers/foo/a.c", "drivers/foo/a.h",
+                                   "include/linux/x.h"]).name == "FOO DRIVER"
+    assert M.section_for([], ["drivers/foo/a.c"]) is None
+
+
+@pytest.mark.parametrize("path, tag", [
+    ("drivers/foo/foo.c", "net-next"),   # FOO has no tree: NETWORKING's -next one
+    ("drivers/net/x.c", "net-next"),
+    ("drivers/bar/bar.c", ""),           # tip.git with a branch: no tag
+    ("fs/x.c", ""),
+])
+def test_tree_tag(path, tag):
+    assert M.tree_tag(M.parse_maintainers(MAINTAINERS), [path]) == tag
+
+
+def test_tree_tag_of_known_and_unknown_trees():
+    def entry(t):
+        return [M.Entry("X", ("a/",), (), (t,))]
+    assert M.tree_tag(entry("git git://git.kernel.org/pub/scm/linux/kernel/git/rdma/rdma.git"),
+                      ["a/b.c"]) == "rdma-next"
+    assert M.tree_tag(entry("git git://git.kernel.org/pub/scm/linux/kernel/git/x/wireless-next"
+                            ".git"), ["a/b.c"]) == "wireless-next"
+    # look-alikes: a maintainer's own tree, a tree named like rdma but elsewhere
+    assert M.tree_tag(entry("git git://git.kernel.org/pub/scm/linux/kernel/git/foo/linux.git"),
+                      ["a/b.c"]) == ""
+    assert M.tree_tag(entry("git https://github.com/someone/myrdma.git"), ["a/b.c"]) == ""
+
+
+def test_add_recipients_folds_like_format_patch(tmp_path):
+    p = tmp_path / "0001-x.patch"
+    p.write_text("From 0 Mon\nFrom: A <a@b>\nSubject: [PATCH] x\n\nbody\n")
+    M.add_recipients(p, ["A <a@k.org>", "B <b@k.org>"], ["l@v.org"])
+    assert p.read_text() == ("From 0 Mon\nFrom: A <a@b>\nSubject: [PATCH] x\n"
+                             "To: A <a@k.org>,\n    B <b@k.org>\nCc: l@v.org\n\nbody\n")
+
+
+# ------------------------------------------------------------------ a fake tree
+
+SECOND = DRIVER.replace("struct dev", "struct sec").replace("static int f(", "static int f2(")
+
+
+def mail_tree(root: Path, history: bool = False) -> Path:
+    small_tree(root)
+    (root / "MAINTAINERS").write_text(MAINTAINERS)
+    (root / "scripts").mkdir()
+    (root / "scripts/get_maintainer.pl").write_text(STUB)
+    (root / "drivers/foo/second.c").write_text(SECOND)
+    (root / "drivers/bar").mkdir()
+    (root / "drivers/bar/bar.c").write_text(DRIVER)
+    if history:
+        def git(*a):
+            subprocess.run(["git", "-C", str(root), *a], check=True, capture_output=True,
+                           env={**os.environ, "GIT_AUTHOR_NAME": "K", "GIT_AUTHOR_EMAIL":
+                                "k@kernel.org", "GIT_COMMITTER_NAME": "K",
+                                "GIT_COMMITTER_EMAIL": "k@kernel.org"})
+        git("init", "-q")
+        git("add", "-A")
+        git("commit", "-q", "-m", "Linux 6.1")
+        for msg in ("net: foo: Fix a leak", "net: foo: Use kzalloc",
+                    "Merge branch 'x'", "foo: old style"):
+            with open(root / "drivers/foo/foo.c", "a") as f:
+                f.write("\n")
+            git("commit", "-q", "-am", msg)
+    return root
+
+
+def audit3() -> dict:
+    lock = sem("drivers/foo/foo.c:dev.lock", ops=[("drivers/foo/foo.c", 12, "down")])
+    second = sem("drivers/foo/second.c:sec.lock", struct="sec",
+                 ops=[("drivers/foo/second.c", 12, "down")])
+    bar = sem("drivers/bar/bar.c:dev.lock", ops=[("drivers/bar/bar.c", 12, "down")])
+    return {"kernel_version": "6.1.192", "semaphores": [lock, second, bar]}
+
+
+def gen(tmp_path, kernel, monkeypatch, signoff=("A U Thor", "author@kernel.org"), ids=None):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    return series.generate(kernel, audit3(), tmp_path / "out", tmp_path / "trees",
+                           ids=ids, signoff=signoff)
+
+
+@needs_spatch
+def test_series_per_maintainers_entry_with_own_recipients(tmp_path, monkeypatch):
+    res = gen(tmp_path, mail_tree(tmp_path / "linux"), monkeypatch)
+    by = {s.subsystem: s for s in res.series}
+    assert sorted(by) == ["BAR DRIVER", "FOO DRIVER"]
+    foo = by["FOO DRIVER"]
+    assert foo.dir.name == "foo-driver"
+    cover, one, two = (p.read_text() for p in foo.patches)
+    assert "Subject: [PATCH net-next 1/2] foo: Convert lock to a mutex" in one
+    assert "Subject: [PATCH net-next 0/2] foo: Convert 2 semaphores to mutexes" in cover
+    # each patch its own people, the cover letter their union
+    assert "To: Foo Maint <foo@kernel.org>\nCc: foo-list@vger.kernel.org" in one
+    assert "Second Maint" not in one and "Foo Maint" not in two
+    assert "To: Second Maint <second@kernel.org>\n" in two
+    assert "To: Foo Maint <foo@kernel.org>,\n    Second Maint <second@kernel.org>\n" in cover
+    assert "Bar Maint" not in cover
+    # the sender is no recipient
+    assert "A U Thor" not in cover.split("\n\n")[0].split("\nTo: ", 1)[1]
+    # one patch: no cover letter, no numbers; tip.git with a branch gives no tag
+    (bar,) = by["BAR DRIVER"].patches
+    text = bar.read_text()
+    assert bar.name.startswith("0001-") and "Subject: [PATCH] bar: Convert lock to a mutex" \
+        in text
+    assert "To: Bar Maint <bar@kernel.org>\nCc: linux-kernel@vger.kernel.org\n" in text
+    assert "base-commit:" not in text
+
+
+@needs_spatch
+def test_a_tree_with_history_gives_its_prefix_and_base_commit(tmp_path, monkeypatch):
+    kernel = mail_tree(tmp_path / "linux", history=True)
+    res = gen(tmp_path, kernel, monkeypatch, ids=["drivers/foo/foo.c:dev.lock"])
+    (patch,) = res.series[0].patches
+    text = patch.read_text()
+    assert "Subject: [PATCH net-next] net: foo: Convert lock to a mutex" in text
+    head = subprocess.run(["git", "-C", str(kernel), "rev-parse", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    assert f"base-commit: {head}" in text
+    # the same tree tagged pristine (the project's import): no base, the rules' prefix
+    subprocess.run(["git", "-C", str(kernel), "tag", "pristine"], check=True)
+    res = gen(tmp_path, kernel, monkeypatch, ids=["drivers/foo/foo.c:dev.lock"])
+    text = res.series[0].patches[0].read_text()
+    assert "base-commit:" not in text and "] foo: Convert lock" in text
+
+
+@needs_spatch
+def test_no_signoff_means_no_signed_off_by(tmp_path, monkeypatch):
+    res = gen(tmp_path, mail_tree(tmp_path / "linux"), monkeypatch, signoff=None,
+              ids=["drivers/bar/bar.c:dev.lock"])
+    text = res.series[0].patches[0].read_text()
+    assert "Signed-off-by" not in text and "Compile-tested only." in text
+    assert "sem2mutex@localhost" not in text.split("\n\n")[0].split("\nTo: ", 1)[1] and "To: Bar Maint <bar@kernel.org>\n" in text
+
+
+# ------------------------------------------------------------------ subject
+
+def test_prefix_of_subjects():
+    assert subject.prefix_of_subjects(["RDMA/hns: Fix a", "RDMA/hns: Add b",
+                                       "RDMA/core: c", "Merge tag 'x'"]) == "RDMA/hns: "
+    assert subject.prefix_of_subjects(["net: hns3: fix a", "net: hns3: b", "net: c"]) == \
+        "net: hns3: "
+    # look-alikes: no majority, a single commit, a sentence with a colon
+    assert subject.prefix_of_subjects(["a: x", "b: y", "c: z"]) == ""
+    assert subject.prefix_of_subjects(["a: x"]) == ""
+    assert subject.prefix_of_subjects(["Fix the bug: x", "Fix the bug: y"]) == ""
+
+
+def test_summary_is_capitalised_and_names_the_lock():
+    assert subject.summary(sem("drivers/x/hns_roce_device.h:hns_roce_cmdq.poll_sem")) == \
+        "Convert poll_sem to a mutex"
+    assert subject.summary(sem("a/b.c:d.wait", "completion")) == "Convert wait to a completion"
+
+
+# ------------------------------------------------------------------ message
+
+BNX = ("down_trylock() in bnx2x_prev_is_path_marked() runs in process: "
+       "drivers/net/b.c:14334 bnx2x_io_slot_reset() is pci_error_handlers.slot_reset "
+       "(process) -> drivers/net/b.c:14277 bnx2x_io_slot_reset() calls bnx2x_prev_unload()"
+       " -> drivers/net/b.c:10769 bnx2x_prev_unload_common() calls "
+       "bnx2x_prev_is_path_marked()")
+
+
+def test_caller_paths_one_hop_a_line_indented():
+    lines = message.reason_lines(BNX)
+    assert lines[0].startswith("- down_trylock() in bnx2x_prev_is_path_marked()")
+    assert lines[-1].strip().startswith(("-> ", "bnx2x_prev_is_path_marked()"))
+    assert all(ln.startswith("    ") for ln in lines[1:])
+    assert sum(ln.lstrip().startswith("-> ") for ln in lines) == 2
+    # a reason without a path stays one wrapped item
+    assert message.reason_lines("initial count 1") == ["- initial count 1"]
+
+
+def test_every_evidence_line_and_tested_only_when_a_boot_ran_it():
+    s = sem("drivers/x/a.c:d.l")
+    s["evidence"] = [f"drivers/x/a.c:{n}: down() in f{n}()" for n in range(1, 8)]
+    msg = message.commit_message(s, "x: ", "6.1.192", "A <a@kernel.org>")
+    assert all(e in msg for e in s["evidence"])
+    assert "Compile-tested only." in msg
+    s["runtime"] = {"status": "clean", "boots": [
+        {"boot": "runtime-xen", "result": "clean", "ops": 4, "ran_as": "mutex"}]}
+    msg = message.commit_message(s, "x: ", "6.1.192", "A <a@kernel.org>")
+    assert "Compile-tested only." not in msg and "runtime-xen boot" in msg
+    # look-alike: a boot that ran it but reported, or one that never took it
+    s["runtime"] = {"status": "violated", "boots": [{"boot": "b", "result": "violated"}]}
+    assert "Compile-tested only." in message.commit_message(s, "x: ", "6.1", None)
+    s["runtime"] = {"status": "not-built", "files": ["drivers/x/a.c"]}
+    assert "Compile-tested only." in message.commit_message(s, "x: ", "6.1", None)
+
+
+def test_insert_notes_below_the_dashes(tmp_path):
+    p = tmp_path / "p.patch"
+    p.write_text("Subject: x\n\nwhy\n\nSigned-off-by: A <a@k>\n---\n a.c | 2 +-\n\n"
+                 "diff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n")
+    message.insert_notes(p, "Notes for the reviewer:\n- one\n")
+    assert p.read_text().startswith("Subject: x\n\nwhy\n\nSigned-off-by: A <a@k>\n---\n"
+                                    "Notes for the reviewer:\n- one\n\n a.c | 2 +-\n")
+
+
+# ------------------------------------------------------------------ identity
+
+@pytest.mark.parametrize("env, ok", [
+    ({"GIT_AUTHOR_NAME": "Ada L", "GIT_AUTHOR_EMAIL": "ada@kernel.org"}, True),
+    ({"GIT_AUTHOR_NAME": GIT_ENV["GIT_AUTHOR_NAME"],
+      "GIT_AUTHOR_EMAIL": GIT_ENV["GIT_AUTHOR_EMAIL"]}, False),
+    ({"GIT_AUTHOR_NAME": "Seed", "GIT_AUTHOR_EMAIL": "m@users.noreply.seed.example"}, False),
+    ({"GIT_AUTHOR_NAME": "X", "GIT_AUTHOR_EMAIL": "x@example.org"}, False),
+    # look-alike of a reserved domain that is a real one
+    ({"GIT_AUTHOR_NAME": "X", "GIT_AUTHOR_EMAIL": "x@example-corp.com"}, True),
+])
+def test_identity_refuses_placeholders(tmp_path, env, ok):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    if ok:
+        assert message.identity(tmp_path, env) == (env["GIT_AUTHOR_NAME"],
+                                                   env["GIT_AUTHOR_EMAIL"])
+    else:
+        with pytest.raises(message.IdentityError, match="SIGNOFF=0"):
+            message.identity(tmp_path, env)
+
+
+def test_identity_none_at_all(tmp_path, monkeypatch):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    with pytest.raises(message.IdentityError, match="no identity"):
+        message.identity(tmp_path, {})
+
+
+# ------------------------------------------------------------------ the reports
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "classify", "patches", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})})
+
+
+@needs_spatch
+def test_patches_leaves_the_reports_alone_and_record_updates_them(tmp_path):
+    kernel = mail_tree(tmp_path / "linux")
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "audit.json").write_text(json.dumps(audit3()))
+    (reports / "patches.json").write_text('{"semaphores": {}}\n')
+    (reports / "audit.md").write_text("# audit\n")
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in reports.iterdir()}
+    out = tmp_path / "work" / "patches"
+    res = _cli("--kernel", str(kernel), "--audit", str(reports / "audit.json"), "--out",
+               str(out), "--no-verify", "--id", "drivers/bar/bar.c:dev.lock",
+               env={"GIT_AUTHOR_NAME": "Ada L", "GIT_AUTHOR_EMAIL": "ada@kernel.org"})
+    assert res.returncode == 0, res.stderr
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in reports.iterdir()} \
+        == before
+    assert "drivers/bar/bar.c:dev.lock" in json.loads((out / "patches.json").read_text())[
+        "semaphores"]
+    res = _cli("--kernel", str(kernel), "--audit", str(reports / "audit.json"), "--out",
+               str(out), "--record", "--no-report")
+    assert res.returncode == 0, res.stderr
+    recorded = json.loads((reports / "patches.json").read_text())
+    assert recorded["semaphores"]["drivers/bar/bar.c:dev.lock"]["status"] == "converted"
+
+
+def test_a_placeholder_identity_stops_the_run_in_one_line(tmp_path):
+    kernel = mail_tree(tmp_path / "linux")
+    audit = tmp_path / "audit.json"
+    audit.write_text(json.dumps(audit3()))
+    res = _cli("--kernel", str(kernel), "--audit", str(audit), "--out",
+               str(tmp_path / "out"), "--no-verify",
+               env={"GIT_AUTHOR_NAME": "sem2mutex", "GIT_AUTHOR_EMAIL": "sem2mutex@localhost"})
+    assert res.returncode == 1
+    assert res.stderr.count("\n") == 1 and "placeholder" in res.stderr
+    assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------ verified means built
+
+def config_tree(root: Path) -> tuple[Path, Path]:
+    (root / "drivers/foo").mkdir(parents=True)
+    (root / "drivers/Makefile").write_text("obj-y += foo/\n")
+    (root / "drivers/foo/Makefile").write_text(
+        "obj-$(CONFIG_FOO) += foo.o\nobj-$(CONFIG_BAR) += bar.o\n"
+        "obj-$(CONFIG_ODD) += odd.o\nobj-$(CONFIG_GONE) += gone.o\n")
+    (root / "drivers/foo/Kconfig").write_text(
+        'config FOO\n\ttristate "foo"\n\tdepends on X86_64 && BROKEN\n\thelp\n\t  Foo.\n\n'
+        'config BAR\n\ttristate "bar"\n\tdepends on X86_64\n\n'
+        'config ODD\n\ttristate "odd"\n\tdepends on ARM || (X86 && !X86_64)\n\n'
+        'if ARM || ARM64\nsource "drivers/foo/Kconfig.arm"\nendif\n')
+    (root / "drivers/foo/Kconfig.arm").write_text(
+        'config AVS\n\ttristate "avs"\n\tdepends on ARCH_BRCMSTB || COMPILE_TEST\n')
+    (root / "drivers/foo/Makefile").write_text(
+        (root / "drivers/foo/Makefile").read_text() + "obj-$(CONFIG_AVS) += avs.o\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    build = root / "build"
+    build.mkdir()
+    (build / ".config").write_text("CONFIG_X86_64=y\nCONFIG_X86=y\nCONFIG_BAR=m\n"
+                                   "CONFIG_COMPILE_TEST=y\n# CONFIG_FOO is not set\n")
+    return root, build
+
+
+def test_not_enabled_names_the_unmet_dependency(tmp_path):
+    from classify import kbuild
+    tree, build = config_tree(tmp_path)
+    assert kbuild.not_enabled(tree, build, "drivers/foo/foo.c") == \
+        "CONFIG_FOO depends on BROKEN"
+    assert kbuild.not_enabled(tree, build, "drivers/foo/bar.c") == ""     # look-alike: on
+    assert kbuild.not_enabled(tree, build, "drivers/foo/odd.c") == \
+        "CONFIG_ODD depends on ARM || (X86 && !X86_64)"
+    # its depends on are met (COMPILE_TEST): the if its Kconfig file is read in is not
+    assert kbuild.not_enabled(tree, build, "drivers/foo/avs.c") == \
+        "CONFIG_AVS: drivers/foo/Kconfig.arm is read only if ARM || ARM64"
+    assert kbuild.kconfig_true("ARCH_BRCMSTB || COMPILE_TEST", {"CONFIG_COMPILE_TEST": "y"})
+    assert kbuild.kconfig_true("X86 && !X86_64", {"CONFIG_X86": "y",
+                                                  "CONFIG_X86_64": "y"}) is False
+    assert kbuild.kconfig_true('FOO="bar"', {}) is None
+    assert kbuild.not_enabled(tree, build, "drivers/foo/gone.c") == \
+        "CONFIG_GONE is not defined by any Kconfig file"
+    c = kbuild.compile_file(tree, build, "drivers/foo/foo.c")   # make never runs
+    assert (c.status, c.why) == ("not built", "not built here: CONFIG_FOO depends on BROKEN")
+    both = kbuild.compile_files(tree, build, ["drivers/foo/foo.c", "drivers/foo/odd.c"])
+    assert {r: c.why for r, c in both.items()} == {
+        "drivers/foo/foo.c": "not built here: CONFIG_FOO depends on BROKEN",
+        "drivers/foo/odd.c": "not built here: CONFIG_ODD depends on ARM || (X86 && !X86_64)"}
+
+
+def _fake_compile(status_of_file):
+    from classify.kbuild import Compile
+
+    def compile_files(tree, build_dir, rels, logfile=None, sparse=True, check_config=True):
+        out = {}
+        for rel in rels:
+            st, why = status_of_file(rel)
+            out[rel] = Compile(rel, st, why, [], ["error: x"] if st == "failed" else [], 0.0)
+        return out
+    return compile_files
+
+
+def _verify(tmp_path, monkeypatch, status_of_file):
+    from classify.convert import verify as V
+    monkeypatch.setattr(V, "compile_files", _fake_compile(status_of_file))
+    monkeypatch.setattr(V, "git_am", lambda tree, patch: "")
+    monkeypatch.setattr(V, "checkpatch", lambda tree, patch: V.Checkpatch(0, 0, 0))
+    monkeypatch.setattr(V, "includers", lambda tree, h: ["drivers/foo/user.c"])
+    patch = tmp_path / "0001-x.patch"
+    patch.write_text("diff --git a/drivers/foo/foo.c b/drivers/foo/foo.c\n"
+                     "diff --git a/drivers/foo/foo.h b/drivers/foo/foo.h\n")
+    rec = V.verify_patch(tmp_path, tmp_path, patch, tmp_path / "logs")
+    return rec, V.status_of(rec)
+
+
+def test_a_patch_to_a_file_the_config_leaves_out_is_not_verified(tmp_path, monkeypatch):
+    rec, status = _verify(tmp_path, monkeypatch, lambda rel: (
+        ("not built", "not built here: CONFIG_FOO depends on BROKEN")
+        if rel == "drivers/foo/foo.c" else ("ok", "")))
+    assert status == "not built"
+    assert rec["not_built"] == ["drivers/foo/foo.c: not built here: CONFIG_FOO depends on "
+                                "BROKEN"]
+    rec, status = _verify(tmp_path, monkeypatch, lambda rel: ("ok", ""))
+    assert status == "verified" and rec["not_built"] == []
+
+
+def test_an_includer_failing_before_is_reported(tmp_path, monkeypatch):
+    rec, status = _verify(tmp_path, monkeypatch, lambda rel: (
+        ("failed", "make failed") if rel == "drivers/foo/user.c" else ("ok", "")))
+    assert status == "problem"
+    assert any("user.c" in p and "before the patch" in p for p in rec["problems"])
+    # look-alike: an includer the configuration leaves out is no problem
+    rec, status = _verify(tmp_path, monkeypatch, lambda rel: (
+        ("not built", "not built here: CONFIG_X depends on ARM")
+        if rel == "drivers/foo/user.c" else ("ok", "")))
+    assert status == "verified" and not rec["problems"]
+
+
+# ------------------------------------------------------------------ diff style
+
+@pytest.mark.parametrize("old, new, want", [
+    ("\tstruct semaphore\tpoll_sem;", "\tstruct mutex poll_sem;",
+     "\tstruct mutex\t\tpoll_sem;"),
+    ("\tstruct semaphore                mgmt_lock;", "\tstruct mutex mgmt_lock;",
+     "\tstruct mutex" + " " * 20 + "mgmt_lock;"),
+    ("\tstruct semaphore\tx;", "\tstruct completion x;", "\tstruct completion\tx;"),
+    ("static struct semaphore\ts;", "static struct mutex s;", "static struct mutex\ts;"),
+    # look-alikes: one space stays one; another line is not this one's pair
+    ("\tstruct semaphore sem;", "\tstruct mutex sem;", "\tstruct mutex sem;"),
+    ("\tstruct semaphore\ta;", "\tstruct mutex b;", "\tstruct mutex b;"),
+])
+def test_aligned_keeps_the_name_column(old, new, want):
+    from classify.convert import transform
+    assert transform.aligned(old, new) == want
+
+
+ALIGNED = DRIVER.replace("struct dev {\n\tstruct semaphore lock;\n",
+                         "struct dev {\n\tint\t\t\tcount;\n\tstruct semaphore\tlock;\n"
+                         ).replace("\tdown(&d->lock);\n",
+                                   "\t/* down() keeps the others out */\n\tdown(&d->lock);\n")
+
+
+@needs_spatch
+def test_the_patch_keeps_alignment_and_flags_a_stale_comment(tmp_path, monkeypatch):
+    kernel = small_tree(tmp_path / "linux")
+    (kernel / "drivers/foo/foo.c").write_text(ALIGNED)
+    res = series.generate(kernel, {"kernel_version": "6.1.192", "semaphores": [
+        sem("drivers/foo/foo.c:dev.lock", ops=[("drivers/foo/foo.c", 13, "down")])]},
+        tmp_path / "out", tmp_path / "trees", signoff=("A", "a@kernel.org"))
+    text = res.series[0].patches[0].read_text()
+    assert "+\tstruct mutex\t\tlock;\n" in text
+    notes = text.split("\n---\n", 1)[1].split("\ndiff --git", 1)[0]
+    assert "foo.c:14: a comment still speaks of the semaphore" in notes
+    assert "down() keeps the others out" in notes
+    # look-alike: the untouched semaphore's lines are neither changed nor flagged
+    assert "d->other" not in notes and "semaphore other" not in notes
+
+
+def test_stale_comments_only_near_changed_lines(tmp_path):
+    from classify.convert import transform
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    src = tmp_path / "a.c"
+    body = ["/* up() far away */"] + ["x;"] * 10 + ["/* the semaphore */", "down(&s);", "y;"]
+    src.write_text("\n".join(body) + "\n")
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "commit", "-qm", "a"], check=True, env=env)
+    src.write_text(src.read_text().replace("down(&s);", "mutex_lock(&s);"))
+    subprocess.run(["git", "-C", str(tmp_path), "commit", "-qam", "b"], check=True, env=env)
+    found = transform.stale_comments(tmp_path)
+    assert found == ['a.c:12: a comment still speaks of the semaphore: "/* the semaphore */"']
+
+
+def test_continuation_lines_are_indented():
+    s = sem("drivers/infiniband/hw/hns/hns_roce_device.h:hns_roce_cmdq.poll_sem")
+    s["evidence"] = ["drivers/infiniband/hw/hns/hns_roce_cmd.c:69: down() in "
+                     "hns_roce_cmd_mbox_poll()", "a.c:1: up() in f()"]
+    msg = message.commit_message(s, "RDMA/hns: ", "6.1.192", None)
+    assert ("  drivers/infiniband/hw/hns/hns_roce_cmd.c:69: down() in\n"
+            "    hns_roce_cmd_mbox_poll()\n  a.c:1: up() in f()\n") in msg
