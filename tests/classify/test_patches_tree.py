@@ -1,8 +1,10 @@
 """`make patches` on one small subsystem of the real 6.1 tree, verified.
 
-Slow (make test only): drivers/xen, two patches of one file; about three minutes on
-2 shared cores with a prepared work/build/allmodconfig (generation ~8 s, four C=2
-builds of pvcalls-back.c), plus `make allmodconfig prepare` when that is cold.
+Slow (make test only): drivers/xen, three semaphores in two MAINTAINERS entries (the
+two pvcalls-back.c locks, and xenbus' reclaim_sem with the 41 files that include
+xen/xenbus.h); minutes on 2 shared cores with a prepared work/build/allmodconfig,
+plus `make allmodconfig prepare` when that is cold.  Signed-off-by is left out
+(--no-signoff): CI's identity is a placeholder, which the command refuses to sign.
 """
 
 import json
@@ -26,20 +28,23 @@ def test_make_patches_for_drivers_xen(tmp_path):
         check_kernel_tree(TREE)
     except TreeError as err:
         pytest.skip(str(err))
-    # a copy of the audit: patches.json is written next to it, not into reports/
+    # a copy of the audit: whatever the command did, it could not touch reports/
     shutil.copy(COMMITTED / "audit.json", tmp_path / "audit.json")
     out = tmp_path / "work" / "patches"
     res = subprocess.run([sys.executable, "-m", "classify", "patches", "--kernel", str(TREE),
                           "--audit", str(tmp_path / "audit.json"), "--subsys", "drivers/xen",
-                          "--out", str(out), "--no-report",
+                          "--out", str(out), "--no-report", "--no-signoff",
                           "--build-dir", str(REPO / "work" / "build" / "allmodconfig")],
                          cwd=REPO, capture_output=True, text=True, timeout=3600)
     assert res.returncode == 0, res.stdout + res.stderr
-    patches = sorted(p.name for p in (out / "drivers-xen").glob("*.patch"))
-    assert len(patches) == 3 and patches[0] == "0000-cover-letter.patch"
-    records = json.loads((tmp_path / "patches.json").read_text())["semaphores"]
-    xen = {k: v for k, v in records.items() if k.startswith("drivers/xen/")}
-    assert len(xen) == 2
+    series = {p.parent.name: p.name for p in out.glob("*/*.patch")}
+    patches = sorted(p for p in out.glob("*/*.patch") if "cover-letter" not in p.name)
+    assert len(patches) == 3, series
+    # nothing is written beside the committed audit: the records stay in work/
+    assert not (tmp_path / "patches.json").exists()
+    records = json.loads((out / "patches.json").read_text())["semaphores"]
+    xen = {k: v for k, v in records.items() if "xen" in k}
+    assert len(xen) == 3
     for rec in xen.values():
         assert rec["verify"] == "verified", rec
         assert rec["checkpatch"]["errors"] == 0 and rec["new_sparse"] == []
