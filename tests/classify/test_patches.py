@@ -590,3 +590,24 @@ def test_member_behind_a_global_header_struct_is_converted_with_include_dirs(
     text = res.series[0].patches[0].read_text()
     assert "+\tmutex_lock(&hr->phys->cmd.poll_sem);" in text
     assert "+\tstruct mutex poll_sem;" in text
+
+
+@pytest.mark.parametrize("signed,flag", [(True, False), (False, True)])
+def test_checkpatch_skips_the_sign_off_check_only_for_an_unsigned_patch(
+        tmp_path, monkeypatch, signed, flag):
+    """SIGNOFF=0 patches carry no Signed-off-by on purpose; a signed patch is checked
+    in full (the look-alike: a "Signed-off-by:" below the --- does not count)."""
+    patch = tmp_path / "p.patch"
+    sob = "Signed-off-by: A Person <a@kernel.org>\n" if signed else ""
+    patch.write_text(f"Subject: [PATCH] x: Convert y\n\nWhy.\n\n{sob}---\n"
+                     "Signed-off-by: in the notes\n")
+    seen = {}
+
+    def fake_run(cmd, **kw):
+        seen["cmd"] = cmd
+        return subprocess.CompletedProcess(cmd, 0, "total: 0 errors, 0 warnings, "
+                                           "0 checks, 5 lines checked\n", "")
+
+    monkeypatch.setattr(V.subprocess, "run", fake_run)
+    assert V.checkpatch(tmp_path, patch).errors == 0
+    assert ("--no-signoff" in seen["cmd"]) is flag
