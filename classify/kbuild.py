@@ -32,6 +32,8 @@ BUILD_ENV = {
     "TZ": "UTC",
 }
 MAKE_ARGS = ["ARCH=x86_64", "CC=ccache gcc", "HOSTCC=gcc"]
+# the arch/ directories an ARCH=x86_64 build descends into
+BUILD_ARCH_DIRS = ("x86",)
 ALLMODCONFIG = "allmodconfig"
 # The forced options, as a KCONFIG_ALLCONFIG file in the O= directory, and the
 # hash of the request they were configured from.
@@ -220,6 +222,10 @@ def not_enabled(tree: Path, build_dir: Path, rel: str) -> str:
     values = config_values(build_dir / ".config")
     if not values:
         return ""
+    parts = Path(rel).parts
+    # arch/<other>/...: only that architecture's build descends there
+    if len(parts) > 2 and parts[0] == "arch" and parts[1] not in BUILD_ARCH_DIRS:
+        return f"{rel} belongs to ARCH={parts[1]}, not built on x86_64"
     for sym in config_symbols(tree, rel):
         if values.get(sym, "n") in ("y", "m"):
             continue

@@ -62,3 +62,12 @@ def test_ensure_config_forces_and_checks(tmp_path, monkeypatch):
     assert calls[2:] == [("prepare",)]                  # configured once, then reused
     with pytest.raises(kbuild.KbuildError, match="Missing: CONFIG_B=y"):
         kbuild.ensure_config(tmp_path, tmp_path / "p", {"CONFIG_B": "y"})
+
+
+def test_a_file_of_another_architecture_is_not_built_here(tmp_path):
+    """arch/arm/xen/enlighten.c includes xen/xenbus.h, but an x86_64 build never
+    descends into arch/arm/; the look-alike, arch/x86/..., is checked as usual."""
+    (tmp_path / ".config").write_text("CONFIG_XEN=y\n")
+    why = kbuild.not_enabled(tmp_path, tmp_path, "arch/arm/xen/enlighten.c")
+    assert "ARCH=arm" in why
+    assert kbuild.not_enabled(tmp_path, tmp_path, "arch/x86/xen/enlighten.c") == ""
