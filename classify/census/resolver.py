@@ -5,6 +5,7 @@ local pointer and the headers a file includes.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -223,6 +224,12 @@ def _line_end(text: str, line: int) -> int:
     return pos
 
 
+@functools.lru_cache(maxsize=16)
+def _cleaned(text: str) -> str:
+    """clean_source once per file, not once per escaping address in it."""
+    return clean_source(text)
+
+
 def resolve_address(c: Census, rel: str, func: str, expr: str, line: int) -> str:
     """The semaphore id whose address `expr` (spatch's text of the argument) is,
     when one is certain; "" otherwise.  Resolved like a call's argument, the
@@ -231,7 +238,7 @@ def resolve_address(c: Census, rel: str, func: str, expr: str, line: int) -> str
     expr = "&" + re.sub(r"\s+", "", expr)
     base, _, _ = last_name(strip_expr(expr[1:]))
     if re.fullmatch(r"\w+", base) and (rel, line, base) not in c.hints:
-        cleaned = clean_source(c.texts.get(rel, ""))
+        cleaned = _cleaned(c.texts.get(rel, ""))
         end = _line_end(cleaned, line)
         c.hints[(rel, line, base)] = _struct_hint(cleaned, max(0, end - 20000), end, base)
     target, via, _, _ = c.resolver.resolve(rel, func, expr, line, strict=True)
