@@ -9,6 +9,7 @@ with "not analysed: ..." rather than dropped.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import time
 from dataclasses import dataclass, field
@@ -17,6 +18,9 @@ from pathlib import Path
 from classify.census import (ACQUIRE, Census, Decl, Op, candidate_files, count_value,
                              resolve_address, subsystem, take_census)
 from classify.census.callgraph import build_callgraph
+from classify.census.cscan import clean_source, read_text
+from classify.census.pairs import prove_pairing
+from classify.census.resolver import resolve_pointer
 from classify.facts import Cache, FileFacts, collect_facts
 from classify.rules import EscapeFact, InitFact, OpFact, SemFacts, Verdict, classify
 
@@ -106,17 +110,52 @@ def _join_ops(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) 
 
 
 def _join_escapes(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) -> None:
-    """Addresses handed to other code, resolved by the census like the calls."""
+    """Addresses handed to other code, resolved by the census like the calls; an
+    address stored in a `struct semaphore *` the census knows is followed."""
+    stored: dict[str, list[tuple[str, EscapeFact]]] = {}
     for rel, ff in facts.items():
         for f in ff.facts:
             if f.get("fact") != "escape":
                 continue
-            target = resolve_address(c, rel, f.get("func", ""), f["expr"], f["line"])
-            if target in out:
-                out[target].escapes.append(EscapeFact(rel, f["line"], f.get("func", ""),
-                                                      f.get("to", "other code")))
+            func = f.get("func", "")
+            target = resolve_address(c, rel, func, f["expr"], f["line"])
+            if target not in out:
+                continue
+            esc = EscapeFact(rel, f["line"], func, f.get("to", "other code"))
+            out[target].escapes.append(esc)
+            pid = resolve_pointer(c, rel, func, f["lhs"], f["line"]) if f.get("lhs") else ""
+            if pid:
+                stored.setdefault(pid, []).append((target, esc))
+    _follow_pointers(c, facts, out, stored)
     for sf in out.values():
         sf.escapes = sorted(set(sf.escapes), key=lambda e: (e.path, e.line, e.to))
+
+
+def _follow_pointers(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts],
+                     stored: dict[str, list[tuple[str, EscapeFact]]]) -> None:
+    """The calls made through a pointer act on every semaphore whose address is
+    stored in it: they become that semaphore's calls, and the store no longer
+    counts as an escape.  Semaphores that share the pointer are named, since no
+    one of them can change type alone."""
+    seen_ops, _, atomic = _spatch_index(facts)
+    for pid, stores in sorted(stored.items()):
+        through = [op for op in c.ops if op.target == pid and op.via.startswith("pointer")
+                   and op.op not in INIT_OPS]
+        sems = sorted({sid for sid, _ in stores})
+        for sid, esc in stores:
+            sf = out[sid]
+            if esc in sf.escapes:
+                sf.escapes.remove(esc)
+            others = [x for x in sems if x != sid]
+            sf.followed.append(
+                f"{esc.path}:{esc.line}: address stored in {pid}; {len(through)} call(s) "
+                "through it followed" + (f"; the pointer also holds {', '.join(others)}"
+                                         if others else ""))
+        for sid in sems:
+            out[sid].ops.extend(
+                OpFact(op.op, op.path, op.line, op.func, analysed=(op.path, op.line, op.op)
+                       in seen_ops, atomic=atomic.get((op.path, op.line, op.op), ""),
+                       note=f"through {pid}", loop=op.loop) for op in through)
 
 
 def _context_text(ctx) -> str:
@@ -125,21 +164,62 @@ def _context_text(ctx) -> str:
     return " + ".join(kinds) + ": " + " -> ".join(ctx.chain)
 
 
-def add_contexts(c: Census, root: Path, cache: Cache,
-                 semfacts: dict[str, SemFacts]) -> float:
-    """The execution contexts of the functions that call down_trylock() on a
-    semaphore (the rule that decides a trylock's fate needs them), from the
-    census' call graph; returns the seconds it took."""
+def _pair_targets(sf: SemFacts) -> tuple[dict, set, dict, dict]:
+    """A binary semaphore's takers (an acquisition not proven released in its
+    function) and releasers (an up() in a function that never takes it), with the
+    lines of its acquisitions and up()s by function."""
+    downs: dict[tuple[str, str], list[int]] = {}
+    ups: dict[tuple[str, str], list[int]] = {}
+    if not any(i.value == 1 for i in sf.inits):
+        return {}, set(), downs, ups
+    for o in sf.ops:
+        if o.func and (o.op in ACQUIRE or o.op == "up"):
+            (downs if o.op in ACQUIRE else ups).setdefault((o.path, o.func), []).append(o.line)
+    takers: dict[tuple[str, str], list[int]] = {}
+    for o in sf.ops:
+        if o.op in ACQUIRE and o.func and not o.balanced:
+            takers.setdefault((o.path, o.func), []).append(o.line)
+    releasers = set(ups) - set(downs)
+    return takers, releasers, downs, ups
+
+
+def _clean_sources(c: Census, root: Path):
+    """path -> the file's text with comments and strings blanked, read once."""
+    @functools.lru_cache(maxsize=None)
+    def source(rel: str) -> str:
+        text = c.texts.get(rel)
+        if text is None:
+            try:
+                text = read_text(root, rel)
+            except OSError:
+                text = ""
+        return clean_source(text)
+    return source
+
+
+def add_callgraph_facts(c: Census, root: Path, cache: Cache,
+                        semfacts: dict[str, SemFacts]) -> float:
+    """From one call graph of the census: the execution contexts of the functions
+    that call down_trylock() (the rule that decides a trylock's fate needs them),
+    and for a binary semaphore taken in one function and released in another, the
+    proof that one task does both (census.pairs); returns the seconds it took."""
     started = time.monotonic()
     targets = {(o.path, o.func) for sf in semfacts.values() for o in sf.ops
                if o.op == "down_trylock" and o.func}
+    pairs = {sid: _pair_targets(sf) for sid, sf in semfacts.items()}
+    pairs = {sid: p for sid, p in pairs.items() if p[0] or p[1]}
+    for takers, releasers, _, _ in pairs.values():
+        targets |= set(takers) | releasers
     if not targets or not Path(root).is_dir():
         return 0.0
     graph = build_callgraph(c, root, cache, targets)
+    source = _clean_sources(c, Path(root))
     for sf in semfacts.values():
         sf.ops = [dataclasses.replace(o, context=_context_text(graph.contexts(o.path, o.func)))
                   if (o.path, o.func) in targets and o.op == "down_trylock" else o
                   for o in sf.ops]
+    for sid, (takers, releasers, downs, ups) in pairs.items():
+        semfacts[sid].pairing = prove_pairing(graph, takers, releasers, downs, ups, source)
     return time.monotonic() - started
 
 
@@ -178,7 +258,7 @@ def run_audit(kernel: Path, cache_dir: Path, fresh: bool = False, jobs: int | No
                           timeout=timeout, nice=nice, names=names)
     t_facts = time.monotonic() - started - t_census
     semfacts = join(c, facts)
-    t_graph = add_contexts(c, root, cache, semfacts)
+    t_graph = add_callgraph_facts(c, root, cache, semfacts)
     results = []
     for sid in sorted(semfacts):
         d = c.sems[sid]

@@ -243,3 +243,11 @@ def resolve_address(c: Census, rel: str, func: str, expr: str, line: int) -> str
         c.hints[(rel, line, base)] = _struct_hint(cleaned, max(0, end - 20000), end, base)
     target, via, _, _ = c.resolver.resolve(rel, func, expr, line, strict=True)
     return target if via == "direct" else ""
+
+
+def resolve_pointer(c: Census, rel: str, func: str, expr: str, line: int) -> str:
+    """The id of the `struct semaphore *` that the lvalue `expr` names (the left
+    side of `t.act.semaphore = &tsem`), when the census knows it; "" otherwise."""
+    expr = re.sub(r"\s+", "", expr)
+    target, via, _, _ = c.resolver.resolve(rel, func, expr, line, strict=True)
+    return target if via == "pointer" and target in c.pointers else ""

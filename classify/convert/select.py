@@ -80,6 +80,13 @@ def select(sems: list[dict], subsys: str | None, ids: list[str]
                     f"classed {s['class']}, only mutex and completion are converted"],
                     cls=s["class"]))
             continue
+        shared = [f for f in s.get("followed", []) if "the pointer also holds" in f]
+        if shared:
+            skipped.append(Outcome(s["id"], "refused", [
+                f"classed {s['class']}, but {shared[0]}: the pointer's type changes with "
+                "it, which a patch of one semaphore cannot do (convert them together, "
+                "by hand)"], cls=s["class"]))
+            continue
         chosen.append(s)
     if subsys is not None and not any(under(s, subsys) for s in chosen):
         there = [s for s in sems if under(s, subsys)]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from classify.census.model import ACQUIRE
+from classify.census.pairs import Pairing
 
 MUTEX, COMPLETION, COUNTING, UNKNOWN = "mutex", "completion", "counting", "unknown"
 CLASSES = (UNKNOWN, MUTEX, COMPLETION, COUNTING)
@@ -79,6 +80,11 @@ class SemFacts:
     possible_ops: list[OpFact] = field(default_factory=list)  # ambiguous targets
     escapes: list[EscapeFact] = field(default_factory=list)
     not_analysed: list[str] = field(default_factory=list)     # file-level failures
+    # the proof that takes and releases in different functions are paired on one
+    # task (classify/census/pairs.py); None when not asked
+    pairing: Pairing | None = None
+    # addresses stored in a `struct semaphore *` whose calls were followed
+    followed: list[str] = field(default_factory=list)
 
 
 @dataclass
