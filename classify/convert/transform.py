@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from classify import spatch
+from classify.convert.tested import drop_tested_values
 from classify.tree import git
 
 
@@ -143,6 +144,7 @@ def convert(tree: Path, sem: dict, files: list[str], script: str | None = None,
         changed = []
     for rel in changed:
         realign(tree, rel)
+        drop_tested_values(tree / rel)
     return Conversion(changed, refusals, errors)
 
 

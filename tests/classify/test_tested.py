@@ -1,0 +1,69 @@
+"""classify/convert/tested.py: the -EINTR mapping is dropped where the stored
+value is only tested, and kept where it is passed on."""
+
+from pathlib import Path
+
+from classify.convert.tested import drop_tested_values
+
+ISERT = """static int accept(struct np *np)
+{
+\tint ret;
+
+\tret = wait_for_completion_interruptible(&np->sem) ? -EINTR : 0;
+\tif (ret)
+\t\treturn -ENODEV;
+\treturn 0;
+}
+"""
+
+IPMI_LOOP = """static int thread(void *data)
+{
+\twhile (1) {
+\t\tret = wait_for_completion_interruptible(&d->wake) ? -EINTR : 0;
+\t\tif (d->stopping)
+\t\t\tbreak;
+\t\tif (ret)
+\t\t\tcontinue;
+\t\tret = send(d);
+\t\tif (ret < 0)
+\t\t\tpr_err("%d", ret);
+\t}
+\treturn 0;
+}
+"""
+
+PARPORT = """int wait(struct port *port)
+{
+\tret = wait_for_completion_interruptible(&port->irq) ? -EINTR : 0;
+\tif (!del_timer_sync(&port->timer) && !ret)
+\t\tret = 1;
+\treturn ret;
+}
+"""
+
+RAW_GADGET = """static void *get(struct q *q)
+{
+\tret = wait_for_completion_interruptible(&q->sema) ? -EINTR : 0;
+\tif (ret)
+\t\treturn ERR_PTR(ret);
+\treturn NULL;
+}
+"""
+
+
+def run(tmp_path: Path, text: str) -> str:
+    f = tmp_path / "f.c"
+    f.write_text(text)
+    drop_tested_values(f)
+    return f.read_text()
+
+
+def test_a_value_only_tested_loses_the_mapping(tmp_path: Path) -> None:
+    assert "? -EINTR : 0" not in run(tmp_path, ISERT)
+    got = run(tmp_path, IPMI_LOOP)
+    assert "ret = wait_for_completion_interruptible(&d->wake);" in got
+
+
+def test_a_value_passed_on_keeps_it(tmp_path: Path) -> None:
+    assert run(tmp_path, PARPORT) == PARPORT
+    assert run(tmp_path, RAW_GADGET) == RAW_GADGET
