@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,12 +124,28 @@ def _join_escapes(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFact
                 continue
             esc = EscapeFact(rel, f["line"], func, f.get("to", "other code"))
             out[target].escapes.append(esc)
-            pid = resolve_pointer(c, rel, func, f["lhs"], f["line"]) if f.get("lhs") else ""
+            pid = resolve_pointer(c, rel, func, f["lhs"], f["line"]) if f.get("lhs") \
+                else _parameter(c, rel, f.get("to", ""))
             if pid:
                 stored.setdefault(pid, []).append((target, esc))
     _follow_pointers(c, facts, out, stored)
     for sf in out.values():
         sf.escapes = sorted(set(sf.escapes), key=lambda e: (e.path, e.line, e.to))
+
+
+def _parameter(c: Census, rel: str, to: str) -> str:
+    """The `struct semaphore *` parameter an address passed to `to` ("f()") lands
+    in: f's only such parameter, f defined in rel or in a header; "" otherwise."""
+    if not to.endswith("()"):
+        return ""
+    name = to[:-2]
+    params = [p for p in c.pointers.values() if p.kind == "param" and p.func == name
+              and (p.path == rel or p.path.endswith(".h"))]
+    if len(params) != 1:
+        return ""
+    # a prototype's parameter has no body to follow: only a definition counts
+    body = re.compile(rf"\b{re.escape(name)}\s*\([^;{{}}]*\)\s*\{{")
+    return params[0].id if body.search(c.texts.get(params[0].path, "")) else ""
 
 
 def _follow_pointers(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts],
