@@ -28,6 +28,7 @@ Exported functions are proven for their callers in the tree.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -73,6 +74,7 @@ _ANY_LABEL_RX = re.compile(r"^[ \t]*(?!default\b)[A-Za-z_]\w*[ \t]*:(?!:)", re.M
 _ASSIGN_RX = re.compile(r"\s*(?:\w+\s+)*\**\s*(\w+)\s*=[^=]")
 
 
+@functools.lru_cache(maxsize=64)
 def _line_starts(text: str) -> list[int]:
     return [0] + [m.end() for m in re.finditer("\n", text)]
 
