@@ -22,6 +22,7 @@ def _sem_json(r: SemResult) -> dict:
         "class": v.cls,
         "reasons": v.reasons,
         "settle": v.settle,
+        "rule": v.rule,
         "evidence": v.evidence,
         "subsystem": r.subsystem,
         "declared": {"path": d.path, "line": d.line, "kind": d.kind,

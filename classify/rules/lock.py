@@ -58,8 +58,8 @@ def paired_on_one_task(c: Case) -> Verdict | None:
         return None
     return verdict(MUTEX, [
         "initial count 1",
-        "taken in one function and released in another, always on one task: "
-        + p.text(),
+        "taken in one function and released in another, always on one task:",
+    ] + [f"  {step}" for step in p.chain] + [
         "no up() in atomic context, no down_timeout(), address not handed to other code",
     ] + [f"down_trylock() in {o.func}() runs in {o.context}" for o in c.trylocks],
         c.inits + c.acquires + c.ups)

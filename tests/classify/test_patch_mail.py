@@ -539,3 +539,19 @@ def test_continuation_lines_are_indented():
     msg = message.commit_message(s, "RDMA/hns: ", "6.1.192", None)
     assert ("  drivers/infiniband/hw/hns/hns_roce_cmd.c:69: down() in\n"
             "    hns_roce_cmd_mbox_poll()\n  a.c:1: up() in f()\n") in msg
+
+
+def test_a_paired_mutex_says_how_its_take_and_release_were_paired():
+    sem = {"class": "mutex", "rule": "lock.paired_on_one_task",
+           "ops": [{"op": "down"}, {"op": "up"}]}
+    paired = " ".join(message.risks(sem))
+    plain = " ".join(message.risks({**sem, "rule": "lock.mutex"}))
+    assert "paired each take with its release on one task" in paired
+    assert "found every up() in the function that took" not in paired
+    assert "found every up() in the function that took" in plain
+
+
+def test_a_step_of_a_reason_is_a_bullet_under_it():
+    assert message.reason_lines("  f.c:3 a() calls b() and gives it back at line 5") == \
+        ["  - f.c:3 a() calls b() and gives it back at line 5"]
+    assert message.reason_lines("initial count 1") == ["- initial count 1"]
