@@ -543,7 +543,9 @@ def test_continuation_lines_are_indented():
 
 def test_a_paired_mutex_says_how_its_take_and_release_were_paired():
     sem = {"class": "mutex", "rule": "lock.paired_on_one_task",
-           "ops": [{"op": "down"}, {"op": "up"}]}
+           "declared": {"path": "drivers/a/a.c", "line": 3, "kind": "static"},
+           "ops": [{"op": "down", "path": "drivers/a/a.c"},
+                   {"op": "up", "path": "drivers/a/a.c"}]}
     paired = " ".join(message.risks(sem))
     plain = " ".join(message.risks({**sem, "rule": "lock.mutex"}))
     assert "paired each take with its release on one task" in paired
