@@ -214,30 +214,57 @@ def _clean_sources(c: Census, root: Path):
     return source
 
 
-def add_callgraph_facts(c: Census, root: Path, cache: Cache,
-                        semfacts: dict[str, SemFacts]) -> float:
-    """From one call graph of the census: the execution contexts of the functions
-    that call down_trylock() (the rule that decides a trylock's fate needs them),
-    and for a binary semaphore taken in one function and released in another, the
-    proof that one task does both (census.pairs); returns the seconds it took."""
-    started = time.monotonic()
+def add_contexts(c: Census, root: Path, cache: Cache,
+                 semfacts: dict[str, SemFacts]) -> None:
+    """The execution contexts of the functions that call down_trylock() (the rule
+    that decides a trylock's fate needs them), from the census' call graph."""
     targets = {(o.path, o.func) for sf in semfacts.values() for o in sf.ops
                if o.op == "down_trylock" and o.func}
-    pairs = {sid: _pair_targets(sf) for sid, sf in semfacts.items()}
-    pairs = {sid: p for sid, p in pairs.items() if p[0] or p[1]}
-    for takers, releasers, _, _ in pairs.values():
-        targets |= set(takers) | releasers
     if not targets or not Path(root).is_dir():
-        return 0.0
+        return
     graph = build_callgraph(c, root, cache, targets)
-    source = _clean_sources(c, Path(root))
     for sf in semfacts.values():
         sf.ops = [dataclasses.replace(o, context=_context_text(graph.contexts(o.path, o.func)))
                   if (o.path, o.func) in targets and o.op == "down_trylock" else o
                   for o in sf.ops]
+
+
+# The rules a pairing proof can overturn: everything they decide is asked again.
+PAIRING_RULES = frozenset({"lock.released_by_another_function",
+                           "lock.trylock_reached_from_interrupt",
+                           "lock.trylock_callers_not_followed",
+                           "lock.not_released_on_every_path"})
+
+
+def add_pairings(c: Census, root: Path, cache: Cache, semfacts: dict[str, SemFacts],
+                 ids: set[str]) -> None:
+    """For each binary semaphore of ids taken in one function and released in
+    another, the proof that one task does both (census.pairs), from one call
+    graph of their takers and releasers."""
+    pairs = {sid: _pair_targets(semfacts[sid]) for sid in sorted(ids)}
+    pairs = {sid: p for sid, p in pairs.items() if p[0] or p[1]}
+    targets = {n for takers, releasers, _, _ in pairs.values()
+               for n in set(takers) | releasers}
+    if not targets or not Path(root).is_dir():
+        return
+    graph = build_callgraph(c, root, cache, targets)
+    source = _clean_sources(c, Path(root))
     for sid, (takers, releasers, downs, ups) in pairs.items():
         semfacts[sid].pairing = prove_pairing(graph, takers, releasers, downs, ups, source)
-    return time.monotonic() - started
+
+
+def classify_all(c: Census, root: Path, cache: Cache,
+                 semfacts: dict[str, SemFacts]) -> dict[str, Verdict]:
+    """The rules over every semaphore: first with the trylock contexts, then again
+    for those a pairing proof can change, with it (the call graph of the pairs
+    is only built for them)."""
+    add_contexts(c, root, cache, semfacts)
+    verdicts = {sid: classify(sf) for sid, sf in semfacts.items()}
+    again = {sid for sid, v in verdicts.items() if v.rule in PAIRING_RULES}
+    add_pairings(c, root, cache, semfacts, again)
+    for sid in again:
+        verdicts[sid] = classify(semfacts[sid])
+    return verdicts
 
 
 def join(c: Census, facts: dict[str, FileFacts]) -> dict[str, SemFacts]:
@@ -275,11 +302,13 @@ def run_audit(kernel: Path, cache_dir: Path, fresh: bool = False, jobs: int | No
                           timeout=timeout, nice=nice, names=names)
     t_facts = time.monotonic() - started - t_census
     semfacts = join(c, facts)
-    t_graph = add_callgraph_facts(c, root, cache, semfacts)
+    graph_started = time.monotonic()
+    verdicts = classify_all(c, root, cache, semfacts)
+    t_graph = time.monotonic() - graph_started
     results = []
     for sid in sorted(semfacts):
         d = c.sems[sid]
-        results.append(SemResult(d, semfacts[sid], classify(semfacts[sid]), subsystem(d.path)))
+        results.append(SemResult(d, semfacts[sid], verdicts[sid], subsystem(d.path)))
     failures = sorted((ff for ff in facts.values() if ff.status != "ok"), key=lambda f: f.path)
     unresolved = [op for op in c.ops if op.via in ("unresolved", "ambiguous")]
     pointers = []
