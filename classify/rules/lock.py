@@ -104,10 +104,14 @@ def not_released_on_every_path(c: Case) -> Verdict | None:
     unbalanced = [o for o in c.acquires if not o.balanced]
     if not _one(c) or not unbalanced:
         return None
+    p = c.facts.pairing
+    settle = ("check those paths: held across return (to user space?) or a form the "
+              "balance rule does not know")
+    if p is not None and p.why_not:
+        settle = ("find who calls the function that returns holding it, and whether "
+                  "the release runs on the same task: " + p.why_not)
     return unknown(["an acquisition is not proven released on every path of its "
-                    "function" + _unpaired(c)], unbalanced + c.ups[:4],
-                   "check those paths: held across return (to user space?) or "
-                   "a form the balance rule does not know")
+                    "function" + _unpaired(c)], unbalanced + c.ups[:4], settle)
 
 
 def only_released(c: Case) -> Verdict | None:
