@@ -23,7 +23,7 @@ from classify.census.cscan import clean_source, read_text
 from classify.census.pairs import prove_pairing
 from classify.census.resolver import resolve_pointer
 from classify.facts import Cache, FileFacts, collect_facts
-from classify.rules import EscapeFact, InitFact, OpFact, SemFacts, Verdict, classify
+from classify.rules import EscapeFact, Followed, InitFact, OpFact, SemFacts, Verdict, classify
 
 log = logging.getLogger("sem2mutex.audit")
 
@@ -163,11 +163,8 @@ def _follow_pointers(c: Census, facts: dict[str, FileFacts], out: dict[str, SemF
             sf = out[sid]
             if esc in sf.escapes:
                 sf.escapes.remove(esc)
-            others = [x for x in sems if x != sid]
-            sf.followed.append(
-                f"{esc.path}:{esc.line}: address stored in {pid}; {len(through)} call(s) "
-                "through it followed" + (f"; the pointer also holds {', '.join(others)}"
-                                         if others else ""))
+            sf.followed.append(Followed(f"{esc.path}:{esc.line}", pid, c.pointers[pid].kind,
+                                        len(through), [x for x in sems if x != sid]))
         for sid in sems:
             out[sid].ops.extend(
                 OpFact(op.op, op.path, op.line, op.func, analysed=(op.path, op.line, op.op)

@@ -154,12 +154,16 @@ def mark_all(tree: Path, pool: list[dict]) -> list[Mark]:
     that a refusal (which resets the worktree) loses no other."""
     marks = []
     for n, sem in enumerate(pool, 1):
-        if sem.get("followed"):
-            # its address sits in a struct semaphore * of other code (hp_sdc's
-            # act.semaphore), which the script does not see in every file
+        through = [f for f in sem.get("followed", []) if f["kind"] != "local"]
+        if through:
+            # its address sits in a struct semaphore * member or parameter of
+            # other code (hp_sdc's act.semaphore), which the script does not
+            # change; local pointers it follows itself
+            f = through[0]
             marks.append(Mark(sem["id"], "refused", [], [
-                f"{sem['followed'][0]}: that pointer would have to become a "
-                "struct arch_semaphore * too; mark them together by hand"]))
+                f"{f['at']}: its address is stored in the {f['kind']} pointer "
+                f"{f['pointer']}, which would have to become a struct arch_semaphore * "
+                "too; mark them together by hand"]))
             log.warning("%s not marked: %s", sem["id"], marks[-1].why[0])
             continue
         files = files_for(sem, tree)

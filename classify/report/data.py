@@ -37,7 +37,7 @@ def _sem_json(r: SemResult) -> dict:
                           "note": o.note} for o in sf.possible_ops],
         "escapes": [{"path": e.path, "line": e.line, "function": e.func, "to": e.to}
                     for e in sf.escapes],
-        "followed": sf.followed,
+        "followed": [f.to_json() for f in sf.followed],
     }
 
 

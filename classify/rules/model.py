@@ -72,6 +72,26 @@ class EscapeFact:
     to: str                        # "foo()" or "an assignment"
 
 
+@dataclass(frozen=True)
+class Followed:
+    """An address stored in a `struct semaphore *` the census knows, whose calls
+    were taken as the semaphore's own."""
+    at: str                        # path:line of the store
+    pointer: str                   # the pointer's census id
+    kind: str                      # member | param | local | global | static
+    calls: int                     # calls made through it
+    also: list[str]                # the other semaphores stored in it
+
+    def text(self) -> str:
+        return (f"{self.at}: address stored in the {self.kind} pointer {self.pointer}; "
+                f"{self.calls} call(s) through it followed"
+                + (f"; the pointer also holds {', '.join(self.also)}" if self.also else ""))
+
+    def to_json(self) -> dict:
+        return {"at": self.at, "pointer": self.pointer, "kind": self.kind,
+                "calls": self.calls, "also": self.also}
+
+
 @dataclass
 class SemFacts:
     id: str
@@ -84,7 +104,7 @@ class SemFacts:
     # task (classify/census/pairs.py); None when not asked
     pairing: Pairing | None = None
     # addresses stored in a `struct semaphore *` whose calls were followed
-    followed: list[str] = field(default_factory=list)
+    followed: list[Followed] = field(default_factory=list)
 
 
 @dataclass

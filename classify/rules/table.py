@@ -58,6 +58,6 @@ def classify(sf: SemFacts) -> Verdict:
         v = rule(case)
         if v is not None:
             v.rule = rule_name(rule)
-            v.evidence += [f for f in sf.followed if f not in v.evidence]
+            v.evidence += [f.text() for f in sf.followed if f.text() not in v.evidence]
             return v
     raise AssertionError(f"{sf.id}: no rule decided")   # lock.mutex decides count 1

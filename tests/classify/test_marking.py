@@ -198,9 +198,9 @@ def test_check_verdict_names_the_files_the_marking_breaks():
 def test_a_semaphore_whose_address_sits_in_a_shared_pointer_is_not_marked(tmp_path):
     shared = sem("drivers/foo/pool.c:pool.slots", "counting", struct="pool",
                  ops=[("drivers/foo/pool.c", 11, "down")])
-    shared["followed"] = ["drivers/foo/pool.c:20: address stored in "
-                          "include/foo.h:.act.semaphore; 2 call(s) through it followed"]
+    shared["followed"] = [{"at": "drivers/foo/pool.c:20", "pointer": "include/foo.h:.act.sem",
+                           "kind": "member", "calls": 2, "also": []}]
     [mark] = M.mark_all(tmp_path, [shared])
     assert mark.status == "refused" and not mark.files
-    assert "include/foo.h:.act.semaphore" in mark.why[0]
+    assert "member pointer include/foo.h:.act.sem" in mark.why[0]
     assert "struct arch_semaphore *" in mark.why[0]
