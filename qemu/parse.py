@@ -111,7 +111,8 @@ REPORT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [(k, re.compile(p)) for k, 
     ("warning", r"^WARNING: CPU: \d+ PID: \d+ at (?P<loc>\S+) (?P<func>\S+)"),
     ("warning", r"^WARNING: at (?P<loc>\S+) (?P<func>\S+)"),      # before 3.10
     ("panic", r"^Kernel panic - not syncing: "),
-    ("hang", r"^" + re.escape(HARNESS_PREFIX) + r"timeout after "),
+    # the harness killed QEMU: at the deadline, or a console silent for too long
+    ("hang", r"^" + re.escape(HARNESS_PREFIX) + r"(?:timeout after |no console output for )"),
 ]]
 
 # A headline of kind B right after an open report of kind A belongs to A (within N lines):
