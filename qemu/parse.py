@@ -240,6 +240,7 @@ def find_reports(lines: list[str]) -> list[Report]:
         # warning of a mutex_debug (kernel-patches 0002) names the semaphore there
         if kind == "warning" and i and (mm := _COUNT_WARN.match(lines[i - 1].strip())):
             rep.locks.insert(0, _lock(mm["lock"], "involved", "", ""))
+            rep.body.insert(0, lines[i - 1].strip())     # the count, for the record
         if reports and _same_event(reports[-1], rep):
             continue
         reports.append(rep)

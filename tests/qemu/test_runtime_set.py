@@ -366,8 +366,12 @@ def test_count_warning_names_its_semaphore():
     rep = find_reports(clean_lines(text.partition("\n\n")[2]))[0]
     assert rep.kind == "warning"
     assert [lk.lock_class for lk in rep.locks] == ["&md@kernel/locking/mutex_rule_check.c:141"]
+    # the message with the count is the body's first line: the record keeps it
+    assert rep.body[0].startswith("mutex_debug &md@kernel/locking/mutex_rule_check.c:141 "
+                                  "initialized with count 2")
+    assert rt.report_detail(runrecord.parse_report_dict(rep)) == rep.body[0]
     plain = find_reports(clean_lines(WARN.replace(WARN.splitlines()[1] + "\n", "")))[0]
-    assert plain.locks == []
+    assert plain.locks == [] and rt.report_detail(runrecord.parse_report_dict(plain)) == ""
 
 
 def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
