@@ -41,7 +41,7 @@ help:
 	@echo "  triage     read a tester's log (LOG=dmesg.txt): each report, its semaphores and what"
 	@echo "             that says about the audit (AUDIT=, JSON=1, OUT= writes a runtime record)"
 	@echo "  bench      sizes, lock contention in QEMU, audit/spatch/kernel times, .text"
-	@echo "             of the conversion patches (RUNS=5, PARTS=boots,audit,spatch,kernel,text)"
+	@echo "             of the conversion patches (RUNS=5, PARTS=boots,audit,spatch,kernel,text,boottest)"
 	@echo "  clean      remove builds, boot logs and worktrees (keeps the 6.1 tree)"
 	@echo "  distclean  remove the whole work area, 6.1 tree included"
 
@@ -132,13 +132,13 @@ triage:
 		--json)$(if $(OUT), --record $(OUT))
 
 # make bench: everything, about an hour on 2 idle cores (cold kernel builds and one
-# whole-tree spatch run dominate).  PARTS=boots,audit,spatch,kernel,text picks parts
+# whole-tree spatch run dominate).  PARTS=boots,audit,spatch,kernel,text,boottest picks parts
 # (text: the .text of the objects the conversion patches touch, before and after; it
-# needs `make patches` first); KERNEL_RUNS= the cold/warm kernel runs; BENCH_NOTE= a
+# needs `make patches` first; boottest: make boot-test warm, wall time); KERNEL_RUNS= the cold/warm kernel runs; BENCH_NOTE= a
 # remark kept with the figures.
 RUNS ?= 5
 KERNEL_RUNS ?= $(RUNS)
-PARTS ?= boots,audit,spatch,kernel,text
+PARTS ?= boots,audit,spatch,kernel,text,boottest
 BENCH_MS ?= 1000
 BENCH_NOTE ?=
 bench:

@@ -98,11 +98,12 @@ def reason_lines(reason: str) -> list[str]:
 
 def tested_line(sem: dict) -> str:
     """"Compile-tested only." unless a boot exercised the semaphore as a mutex
-    without a report (the audit's runtime record says "clean"): then that boot."""
+    without a report (the audit's runtime record says "exercised-clean"): then that
+    boot."""
     rt = sem.get("runtime") or {}
     boots = sorted({b["boot"] for b in rt.get("boots", []) if b.get("result") == "clean"
                     and b.get("ops")})
-    if rt.get("status") != "clean" or not boots:
+    if rt.get("status") != "exercised-clean" or not boots:
         return "Compile-tested only."
     return (f"Tested in QEMU: the {', '.join(boots)} boot{'s' if len(boots) > 1 else ''} "
             "(CONFIG_DEBUG_MUTEX_FULL, lockdep) took it as a mutex with no report.")

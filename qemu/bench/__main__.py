@@ -28,7 +28,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                        "conversion patches of work/patches touch, before "
                                        "and after each patch, x86_64 allmodconfig without "
                                        "sanitizers, coverage or lock debugging; needs "
-                                       "`make patches` first).")
+                                       "`make patches` first), boottest (make "
+                                       "boot-test warm: the standard set, wall time).")
     parser.add_argument("--runs", type=int, default=5,
                        help="runs of each measurement (default: 5)")
     parser.add_argument("--parts", default=",".join(PARTS),

@@ -18,7 +18,7 @@ from qemu.bench.plot import Panel, Point
 from qemu.bench.textsize import markdown as text_markdown, text_claim
 
 
-PARTS = ("boots", "audit", "spatch", "kernel", "text")
+PARTS = ("boots", "audit", "spatch", "kernel", "text", "boottest")
 
 
 SCHEMA = 1
@@ -195,6 +195,10 @@ def markdown(result: dict) -> str:
                 if stage in stages:
                     out.append(f"| kernel {stage}, {kind} | "
                                f"{_spread_text(stages[stage], digits=1)} |")
+        if tk.get("boot_test"):
+            bt = tk["boot_test"]
+            out.append(f"| make boot-test, warm ({bt['boots']} boots, two at a time) | "
+                       f"{_spread_text(bt['warm'], digits=1)} |")
         r = tk.get("ratios") or {}
         if r:
             out.append(f"| whole-tree spatch / audit | {r.get('spatch_over_audit_cold')}x "
@@ -295,6 +299,8 @@ def assemble(parts: dict[str, dict], kernel: Path, runs: int, note: str,
                                           "PARTS=text"}
     toolkit: dict = {k: parts[k]["figures"] for k in ("audit", "spatch", "kernel")
                      if k in parts}
+    if "boottest" in parts:
+        toolkit["boot_test"] = parts["boottest"]["figures"]
     toolkit["ratios"] = toolkit_ratios(toolkit.get("audit"), toolkit.get("spatch"))
     result["toolkit"] = toolkit
     result["seed_claims"] = seed_claims((result.get("sizes") or {}).get("nodebug", {}),

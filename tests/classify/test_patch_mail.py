@@ -284,7 +284,7 @@ def test_every_evidence_line_and_tested_only_when_a_boot_ran_it():
     msg = message.commit_message(s, "x: ", "6.1.192", "A <a@kernel.org>")
     assert all(e in msg for e in s["evidence"])
     assert "Compile-tested only." in msg
-    s["runtime"] = {"status": "clean", "boots": [
+    s["runtime"] = {"status": "exercised-clean", "boots": [
         {"boot": "runtime-xen", "result": "clean", "ops": 4, "ran_as": "mutex"}]}
     msg = message.commit_message(s, "x: ", "6.1.192", "A <a@kernel.org>")
     assert "Compile-tested only." not in msg and "runtime-xen boot" in msg

@@ -133,7 +133,16 @@ def test_markdown_shows_cpu_time_when_measured():
     assert "| whole-tree spatch sem_ops.cocci (1 run), CPU time | 1,200.0 (1,200.0–1,200.0) |" in md
     assert "| whole-tree spatch / audit, CPU time | 24.0x cold, 600.0x warm |" in md
     assert "| struct mutex is smaller than struct semaphore |" in md
-    assert "Not measured in this run: audit, spatch, kernel, text (make bench PARTS=audit," in md
+    assert "Not measured in this run: audit, spatch, kernel, text, boottest (make bench " \
+        "PARTS=audit," in md
+    assert "make boot-test, warm" not in md
+
+
+def test_markdown_shows_the_boot_test_when_measured():
+    r = result()
+    r["toolkit"]["boot_test"] = {"warm": summarise([41, 44, 39, 40, 52]), "boots": 17}
+    md = markdown(r)
+    assert "| make boot-test, warm (17 boots, two at a time) | 41.0 (39.0–52.0) |" in md
 
 
 def test_json_shape_is_accepted_and_round_trips():
