@@ -300,8 +300,9 @@ def prove_pairing(graph: CallGraph, takers: dict[Node, list[int]], releasers: se
                   source: Callable[[str], str]) -> Pairing:
     """Whether every taker and releaser of one semaphore is paired on one task.
     takers: the lines of the acquisitions not proven released, by function
-    (one guarded like a later release does not count); downs/ups: the lines of its acquisitions and up()s, by function; source: a
-    file's text with comments and strings blanked (classify.census.cscan)."""
+    (one guarded like a later release does not count); downs/ups: the lines of
+    its acquisitions and up()s, by function; source: a file's text with comments
+    and strings blanked (classify.census.cscan)."""
     chain: list[str] = []
     takers = {n for n, lines in takers.items()
               if not all(guarded_alike(source(n[0]), x, ups.get(n, [])) for x in lines)}
@@ -331,7 +332,28 @@ def prove_pairing(graph: CallGraph, takers: dict[Node, list[int]], releasers: se
         if _exported(graph, node):
             chain.append(f"{node[0]}: {node[1]}() is exported: its callers in the tree "
                          "were followed")
-    out.chain = list(dict.fromkeys(chain))[:MAX_EVIDENCE]
+    out.chain = _merge_sites(list(dict.fromkeys(chain)))[:MAX_EVIDENCE]
+    return out
+
+
+def _merge_sites(chain: list[str]) -> list[str]:
+    """Steps that say the same of one function at several places, as one step:
+    "f.c:394, :422, :505 drxk_gate_ctrl() is i2c_gate_ctrl, ..."."""
+    merged: dict[str, list[str]] = {}
+    for step in chain:
+        at, _, rest = step.partition(" ")
+        if not re.fullmatch(r"[^:\s]+:\d+", at):
+            at, rest = "", step
+        merged.setdefault(rest, []).append(at)
+    out = []
+    for rest, ats in merged.items():
+        ats = [a for a in ats if a]
+        if not ats:
+            out.append(rest)
+            continue
+        path = ats[0].rsplit(":", 1)[0]
+        more = [(":" + a.rsplit(":", 1)[1]) if a.startswith(path + ":") else a for a in ats[1:]]
+        out.append(", ".join([ats[0]] + more) + " " + rest)
     return out
 
 

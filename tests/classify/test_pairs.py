@@ -91,3 +91,15 @@ def test_the_condition_changed_in_between_or_another_condition_is_not() -> None:
     assert not guarded_alike(REASSIGNED, 4, [7])
     assert not guarded_alike(OTHER, 4, [7])
     assert not guarded_alike(SAME, 4, [])
+
+
+def test_one_step_at_several_places_is_said_once():
+    from classify.census.pairs import _merge_sites
+    got = _merge_sites(["a/b.c:394 g() is i2c_gate_ctrl: why",
+                        "a/b.c:422 g() is i2c_gate_ctrl: why",
+                        "a/c.c:7 g() is i2c_gate_ctrl: why",
+                        "a/b.c:9 h() calls f() and gives it back at line 12",
+                        "a/b.c: f() is exported: its callers in the tree were followed"])
+    assert got == ["a/b.c:394, :422, a/c.c:7 g() is i2c_gate_ctrl: why",
+                   "a/b.c:9 h() calls f() and gives it back at line 12",
+                   "a/b.c: f() is exported: its callers in the tree were followed"]
