@@ -133,9 +133,14 @@ def test_cli_git_tree_that_tracks_nothing_is_refused(tmp_path):
     assert "audit: 1 semaphores" in res.stdout
 
 
-def test_only_the_default_tree_writes_into_reports(tmp_path):
-    from classify.paths import DEFAULT_KERNEL, PROJECT_DIR as REPO, default_out
+def test_only_the_setup_trees_write_into_reports(tmp_path):
+    from classify.paths import DEFAULT_KERNEL, PROJECT_DIR as REPO, SETUP_TREES, default_out
     assert default_out(DEFAULT_KERNEL.resolve(), "6.1.192") == REPO / "reports/linux-6.1.192"
+    assert default_out(SETUP_TREES["6.12"].resolve(), "6.12.118") == \
+        REPO / "reports/linux-6.12.118"
+    # a user's 6.12 tree elsewhere is not the committed one
+    assert default_out(tmp_path / "linux-6.12", "6.12.118") == \
+        REPO / "work/reports/linux-6.12-6.12.118"
     assert default_out(tmp_path / "linux-next", "6.1.192") == \
         REPO / "work/reports/linux-next-6.1.192"
     assert default_out(tmp_path / "x.c", "file-x") == REPO / "work/reports/file-x"
