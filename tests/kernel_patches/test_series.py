@@ -4,6 +4,7 @@ of its patches, and checkpatch --strict finds no error in any of them.  (That a
 patch which does not apply is named is tested on a small tree in
 tests/qemu/test_source.py.)"""
 
+import os
 import re
 import subprocess
 
@@ -59,8 +60,13 @@ def test_checkpatch_strict_finds_no_error(tree, patch):
 @pytest.mark.parametrize("version,tree,patches", SERIES, ids=[s[0] for s in SERIES])
 def test_the_marking_is_the_one_the_audit_gives(tmp_path, version, tree, patches):
     """kernel-patches/<version>/0004 is generated (make marking): regenerating it
-    from the committed audit gives the committed file, byte for byte."""
+    from the committed audit gives the committed file, byte for byte.  6.12's
+    takes about as long as 6.1's (minutes of spatch): CI runs 6.1's, and 6.12's
+    with SEM2MUTEX_ALL_SLOW=1; a fast test (test_marking_matches_audit.py) checks
+    on every run that 6.12's is about the counting pool of the committed audit."""
     needs_tree(tree)
+    if version != "6.1" and os.environ.get("SEM2MUTEX_ALL_SLOW") != "1":
+        pytest.skip(f"the {version} marking regenerated: SEM2MUTEX_ALL_SLOW=1")
     from classify.convert.marking import MARKING_NAME, generate
     from classify.convert.select import load_audit
     from classify.tree import kernel_version
