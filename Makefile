@@ -4,21 +4,36 @@
 # completion pools, and migrate them.  `make help` lists the targets.
 #
 # Every target takes KERNEL=/path/to/a/kernel/tree (default: the Debian 6.1.192
-# tree that `make setup` unpacks into the work area).  A user's tree is only read;
+# tree that `make setup` unpacks into the work area), or TREE=6.12 for the other
+# tree `make setup` unpacks (work/linux-6.12).  A user's tree is only read;
 # whatever changes a tree works on a git worktree or a copy under $(WORK).
 
 # Debian's interpreter: the one python3-pytest is installed for, whatever else
 # (pyenv, a venv) comes first on PATH.
 PYTHON ?= /usr/bin/python3
 WORK ?= $(CURDIR)/work
+# The trees `make setup` unpacks, one per Debian linux-source-<version> package;
+# each has its series in kernel-patches/<version>/ and its audit in reports/.
+TREES := 6.1 6.12
 PRISTINE := $(WORK)/linux-6.1
+TARBALLS ?= /usr/src
+ifdef TREE
+ifeq ($(filter $(TREE),$(TREES)),)
+$(error TREE=$(TREE): make setup unpacks no such tree (trees: $(TREES)))
+endif
+KERNEL ?= $(WORK)/linux-$(TREE)
+endif
 KERNEL ?= $(PRISTINE)
-TARBALL ?= /usr/src/linux-source-6.1.tar.xz
 
 # Everything the project runs, from Debian's archive.  Nothing else is needed.
 DEB_PACKAGES := bc binutils bison busybox-static ccache coccinelle cpio flex gcc \
-	git libelf-dev libssl-dev linux-source-6.1 make perl python3 python3-pytest \
+	git libelf-dev libssl-dev linux-source-6.1 linux-source-6.12 make perl python3 python3-pytest \
 	python3-pytest-xdist qemu-system-x86 sparse xz-utils xfsprogs btrfs-progs
+
+# JOBS=2: make -j of the kernel builds (default: cores + 1), for a shared machine
+ifdef JOBS
+export SEM2MUTEX_JOBS := $(JOBS)
+endif
 
 PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
@@ -26,8 +41,8 @@ PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 .PHONY: help setup check test audit evaluate patches reports marking boot-test bitcheck triage bench clean distclean
 
 help:
-	@echo "sem2mutex targets (all take KERNEL=/path/to/kernel/tree):"
-	@echo "  setup      install the Debian packages, unpack the 6.1 tree (idempotent)"
+	@echo "sem2mutex targets (all take KERNEL=/path/to/kernel/tree, or TREE=6.1|6.12):"
+	@echo "  setup      install the Debian packages, unpack the 6.1 and 6.12 trees (idempotent)"
 	@echo "  check      the fast tests (seconds)"
 	@echo "  test       everything CI runs: check, then the kernel build and boot tests"
 	@echo "  audit      classify every struct semaphore of KERNEL into a report"
@@ -35,15 +50,16 @@ help:
 	@echo "  patches    conversion patches per MAINTAINERS entry (SUBSYS=, ID=, VERIFY=0, SIGNOFF=0)"
 	@echo "             in work/patches; writes nothing outside work/"
 	@echo "  reports    copy the patch status of work/patches into reports/ and re-render the audit"
-	@echo "  marking    regenerate kernel-patches/0004 (the counting pool marked) from the audit (CHECK=1, EXCLUDE=)"
+	@echo "  marking    regenerate kernel-patches/<version>/0004 (the counting pool marked) from"
+	@echo "             the audit (CHECK=1, EXCLUDE=)"
 	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU"
 	@echo "  bitcheck   show that DEBUG_MUTEX_NONE leaves the kernel's .text unchanged"
 	@echo "  triage     read a tester's log (LOG=dmesg.txt): each report, its semaphores and what"
 	@echo "             that says about the audit (AUDIT=, JSON=1, OUT= writes a runtime record)"
 	@echo "  bench      sizes, lock contention in QEMU, audit/spatch/kernel times, .text"
 	@echo "             of the conversion patches (RUNS=5, PARTS=boots,audit,spatch,kernel,text,boottest)"
-	@echo "  clean      remove builds, boot logs and worktrees (keeps the 6.1 tree)"
-	@echo "  distclean  remove the whole work area, 6.1 tree included"
+	@echo "  clean      remove builds, boot logs and worktrees (keeps the trees)"
+	@echo "  distclean  remove the whole work area, the trees included"
 
 setup:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -60,7 +76,9 @@ setup:
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q \
 			--no-install-recommends $$missing; \
 	fi
-	@$(PYTHON) -m classify.tree prepare --tarball $(TARBALL) --dest $(PRISTINE)
+	@for v in $(TREES); do \
+		$(PYTHON) -m classify.tree prepare --tarball $(TARBALLS)/linux-source-$$v.tar.xz \
+			--dest $(WORK)/linux-$$v || exit 1; done
 	@$(PREFLIGHT) spatch sparse qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio git perl
 
 # -n auto: one pytest worker per core; most of the fast tests wait on spatch.
@@ -151,7 +169,8 @@ bench:
 clean:
 	rm -rf $(WORK)/build $(WORK)/boots $(WORK)/initramfs $(WORK)/bench $(WORK)/reports
 	rm -rf $(WORK)/trees
-	if [ -d $(PRISTINE)/.git ]; then git -C $(PRISTINE) worktree prune; fi
+	for v in $(TREES); do if [ -d $(WORK)/linux-$$v/.git ]; then \
+		git -C $(WORK)/linux-$$v worktree prune; fi; done
 
 distclean:
 	rm -rf $(WORK)

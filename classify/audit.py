@@ -24,6 +24,7 @@ from classify.census.pairs import prove_pairing
 from classify.census.resolver import resolve_pointer
 from classify.facts import Cache, FileFacts, collect_facts
 from classify.rules import EscapeFact, Followed, InitFact, OpFact, SemFacts, Verdict, classify
+from classify.tree import TreeError
 
 log = logging.getLogger("sem2mutex.audit")
 
@@ -288,6 +289,9 @@ def run_audit(kernel: Path, cache_dir: Path, fresh: bool = False, jobs: int | No
     log.info("census: %d files can matter", len(files))
     c = take_census(root, files, cache=cache)
     t_census = time.monotonic() - started
+    if not c.sems and root == kernel:
+        raise TreeError(f"{kernel}: no struct semaphore found ({len(files)} file(s) "
+                        "mention the semaphore API): nothing to audit")
     log.info("census: %d semaphores, %d pointers, %d calls (%.1f s)", len(c.sems),
              len(c.pointers), len(c.ops), t_census)
     # spatch only reads the files that declare or touch a semaphore

@@ -52,7 +52,11 @@ class KbuildError(TreeError):
 
 
 def default_jobs() -> int:
-    """make -j: cores + 1."""
+    """make -j: SEM2MUTEX_JOBS (make's JOBS=, for a machine shared with others),
+    else cores + 1."""
+    wanted = os.environ.get("SEM2MUTEX_JOBS", "")
+    if wanted.isdigit() and int(wanted) > 0:
+        return int(wanted)
     return (os.cpu_count() or 1) + 1
 
 

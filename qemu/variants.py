@@ -36,7 +36,8 @@ from classify.convert.marking import (MARKING_NAME, SCRIPT, SUBJECT, Mark, Marki
                                       mark_commits, place_in_series)
 from classify.tree import GIT_ENV, TreeError, git, git_am
 from qemu.build import BuildResult
-from qemu.common import SERIES_FILE, WORK_DIR
+from classify.versions import series_dir as series_dir_of
+from qemu.common import WORK_DIR
 from qemu.scenarios import Scenario
 from qemu.source import Source
 
@@ -44,7 +45,6 @@ log = logging.getLogger("sem2mutex.qemu.variants")
 
 TREE = WORK_DIR / "trees" / "runtime"                   # the build worktree
 MARK_TREE = WORK_DIR / "trees" / "runtime-marking"     # where the variants are made
-SERIES_DIR = SERIES_FILE.parent
 
 
 @dataclass
@@ -123,7 +123,7 @@ def read_stamp(stamp: Path, key: dict, repo: Path) -> dict | None:
 
 
 def trust_marking(source: Source, pool: list[dict], tree: Path = MARK_TREE,
-                  series_dir: Path = SERIES_DIR) -> tuple[str, dict[str, Mark]]:
+                  series_dir: Path | None = None) -> tuple[str, dict[str, Mark]]:
     """(the trust commit, id -> Mark): the series up to its marking, one marking commit
     per semaphore of pool made by classify.convert.marking (cocci/sem_to_arch.cocci,
     the pointers that hold its address included), then the rest of the series.
@@ -135,6 +135,7 @@ def trust_marking(source: Source, pool: list[dict], tree: Path = MARK_TREE,
     if (tree / ".git").exists() and (tree / git(tree, "rev-parse", "--git-path",
                                                 "rebase-apply").strip()).exists():
         git(tree, "am", "--abort")          # a run cut short during git am
+    series_dir = series_dir or series_dir_of(source.kernel)
     after_paths = [series_dir / e for e in after]
     key, akey = marking_key(base, pool), after_key(after_paths)
     stamp = tree.with_name(tree.name + ".stamp.json")
@@ -219,7 +220,7 @@ def make_variants(source: Source, sems: dict[str, dict], names: list[str],
     ids are those whose marking commit it holds.  An id the marking refused cannot be
     unmarked: its variant is not made, and says why (refused)."""
     trust, done = trust_marking(source, marking_pool(sems, marks), tree or MARK_TREE,
-                                series_dir or SERIES_DIR)
+                                series_dir)
     marked = frozenset(i for i, m in done.items() if m.status == "marked")
     refused = not_marked(done)
     for sid, why in refused.items():

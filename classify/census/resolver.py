@@ -10,6 +10,7 @@ import os
 import re
 
 from classify.census.cscan import clean_source
+from classify.census.macros import declared_struct
 from classify.census.model import Census, Decl
 
 
@@ -211,7 +212,10 @@ def _struct_hint(clean: str, func_start: int, pos: int, base: str) -> str:
     lo = max(0, func_start - 2000) if func_start >= 0 else 0
     found = re.findall(r"\bstruct\s+(\w+)\s*\*?\s*(?:const\s+)?\b" + re.escape(base)
                        + r"\b\s*[,;=)\[]", clean[lo:pos])
-    return found[-1] if found else ""
+    if found:
+        return found[-1]
+    # a variable a macro of cocci/macros.h declares: closure_type(c, struct cache_set, ...)
+    return declared_struct(clean[max(lo, func_start):pos], base) if func_start >= 0 else ""
 
 
 def _line_end(text: str, line: int) -> int:

@@ -2,7 +2,8 @@
 
 With CONFIG_DEBUG_MUTEX_FULL (kernel-patches 0003) every struct semaphore that is
 not declared struct arch_semaphore becomes a debug mutex.  This writes the series'
-marking patch (kernel-patches/0004-…) from the audit: every semaphore it classes
+marking patch (kernel-patches/<major.minor>/0004-…, the series of the
+tree's version) from the audit: every semaphore it classes
 `counting` (less any --exclude, e.g. for a runtime challenge boot) is marked with
 cocci/sem_to_arch.cocci, one semaphore at a time, in a worktree of the kernel with
 the series patches before the marking applied; the result is one commit, written
@@ -29,8 +30,9 @@ from classify.convert.select import PatchError, load_audit
 from classify.convert.series import commit_with_message, fresh_worktree
 from classify.convert.transform import convert, files_for
 from classify.kbuild import compile_file, ensure_config
-from classify.paths import REPORTS_DIR, SERIES_DIR, SERIES_FILE, WORK_DIR
+from classify.paths import REPORTS_DIR, WORK_DIR
 from classify.tree import GIT_ENV, git, git_am
+from classify.versions import series_file as series_of
 
 log = logging.getLogger("sem2mutex.marking")
 
@@ -71,7 +73,7 @@ def counting_pool(audit: dict, exclude: list[str] = ()) -> list[dict]:
     return [s for s in pool if s["id"] not in set(exclude)]
 
 
-def series_entries(series_file: Path = SERIES_FILE) -> list[str]:
+def series_entries(series_file: Path) -> list[str]:
     return [ln.split()[0] for ln in series_file.read_text().splitlines()
             if ln.strip() and not ln.lstrip().startswith("#")]
 
@@ -79,7 +81,7 @@ def series_entries(series_file: Path = SERIES_FILE) -> list[str]:
 def place_in_series(entries: list[str]) -> tuple[list[str], int, int]:
     """(the patches before the marking, its number, the series length)."""
     if MARKING_NAME not in entries:
-        raise MarkingError(f"{SERIES_FILE}: has no {MARKING_NAME}")
+        raise MarkingError(f"the series has no {MARKING_NAME}")
     i = entries.index(MARKING_NAME)
     return entries[:i], i + 1, len(entries)
 
@@ -223,8 +225,10 @@ def c_files(tree: Path, pool: list[dict], marks: list[Mark]) -> list[str]:
 
 
 def generate(kernel: Path, audit: dict, out: Path, worktree: Path,
-             exclude: list[str] = (), series_file: Path = SERIES_FILE) -> Marking:
+             exclude: list[str] = (), series_file: Path | None = None) -> Marking:
+    """series_file: default the series of kernel's version."""
     started = time.monotonic()
+    series_file = series_file or series_of(kernel)
     pool = counting_pool(audit, list(exclude))
     before, number, total = place_in_series(series_entries(series_file))
     before_paths = [series_file.parent / b for b in before]
@@ -244,9 +248,10 @@ def generate(kernel: Path, audit: dict, out: Path, worktree: Path,
 # ------------------------------------------------------------------ check
 
 def check_full(kernel: Path, worktree: Path, build_dir: Path, marking: Path,
-               files: list[str], series_file: Path = SERIES_FILE) -> dict:
+               files: list[str], series_file: Path | None = None) -> dict:
     """Compile files on x86_64 allmodconfig + DEBUG_MUTEX_FULL with the series,
     without the marking (before) and with it (after)."""
+    series_file = series_file or series_of(kernel)
     entries = series_entries(series_file)
     without = [series_file.parent / e for e in entries if e != MARKING_NAME]
     tree = prepare_tree(kernel, worktree, without)
@@ -286,7 +291,7 @@ def run_marking(args) -> int:
     tree = check_kernel_tree(args.kernel)
     audit_path = args.audit or (REPORTS_DIR / f"linux-{tree.version}" / "audit.json")
     audit = load_audit(audit_path)
-    out = args.out or (SERIES_DIR / MARKING_NAME)
+    out = args.out or (series_of(tree.path).parent / MARKING_NAME)
     work = WORK_DIR
     m = generate(args.kernel, audit, out, work / "trees" / "marking", args.exclude)
     marked = [x for x in m.marks if x.status == "marked"]

@@ -385,7 +385,7 @@ def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
     monkeypatch.setattr(runtime, "check_kernel_tree", lambda k: type("T", (), {"version": "6.1.192"}))
     monkeypatch.setattr(runtime, "prepare_source", lambda k: small.source)
     monkeypatch.setattr(variants, "MARK_TREE", small.root / "mark")
-    monkeypatch.setattr(variants, "SERIES_DIR", small.series)
+    monkeypatch.setattr(variants, "series_dir_of", lambda k: small.series)
     monkeypatch.setattr(runtime, "RUNTIME_DIR", tmp_path / "rt")
     built = []
 
