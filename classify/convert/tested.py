@@ -1,4 +1,5 @@
-"""A kept return value that only its truth is asked of: drop the mapping.
+"""A kept return value that only its truth is asked of: drop the mapping; and
+a mapping that pushes its line past 100 columns goes to a line of its own.
 
 sem_to_completion.cocci rewrites a stored `ret = down_interruptible(E);` as
 `ret = wait_for_completion_interruptible(E) ? -EINTR : 0;`, so that the value
@@ -55,3 +56,37 @@ def drop_tested_values(path: Path) -> int:
     if changed:
         path.write_text("\n".join(lines))
     return changed
+
+
+_LONG_TAIL = re.compile(r"^(\s*.*\)) (\? .+ : .+;)$")
+
+
+def _columns(line: str) -> int:
+    col = 0
+    for ch in line:
+        col = (col // 8 + 1) * 8 if ch == "\t" else col + 1
+    return col
+
+
+def break_long_mappings(path: Path, limit: int = 100) -> int:
+    """`ret = wait_for_completion_timeout(..,\n\t\t..)) ? 0 : -ETIME;` past limit
+    columns (checkpatch's): the `? 0 : -ETIME;` goes on the next line, one tab in
+    from the statement's first line.  The number of lines broken."""
+    lines = path.read_text().split("\n")
+    out: list[str] = []
+    broken = 0
+    for i, line in enumerate(lines):
+        m = _LONG_TAIL.match(line)
+        if not m or _columns(line) <= limit or "wait_for_completion" not in \
+                "".join(lines[max(0, i - 3):i + 1]):
+            out.append(line)
+            continue
+        start = i
+        while start > 0 and not lines[start - 1].rstrip().endswith((";", "{", "}", ":")):
+            start -= 1
+        indent = re.match(r"\s*", lines[start]).group(0) + "\t"
+        out += [m.group(1) + " " + m.group(2).split(" ", 1)[0], indent + m.group(2)[2:]]
+        broken += 1
+    if broken:
+        path.write_text("\n".join(out))
+    return broken

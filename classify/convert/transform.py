@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from classify import spatch
-from classify.convert.tested import drop_tested_values
+from classify.convert.tested import break_long_mappings, drop_tested_values
 from classify.tree import git
 
 
@@ -145,6 +145,7 @@ def convert(tree: Path, sem: dict, files: list[str], script: str | None = None,
     for rel in changed:
         realign(tree, rel)
         drop_tested_values(tree / rel)
+        break_long_mappings(tree / rel)
     return Conversion(changed, refusals, errors)
 
 

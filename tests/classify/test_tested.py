@@ -67,3 +67,30 @@ def test_a_value_only_tested_loses_the_mapping(tmp_path: Path) -> None:
 def test_a_value_passed_on_keeps_it(tmp_path: Path) -> None:
     assert run(tmp_path, PARPORT) == PARPORT
     assert run(tmp_path, RAW_GADGET) == RAW_GADGET
+
+
+IPMI_TIMEOUT = """static int thread(void *data)
+{
+\twhile (1) {
+\t\t/* A command was sent, wait for its response. */
+\t\tret = wait_for_completion_timeout(&iidev->got_rsp,
+\t\t\t\t\t\t  msecs_to_jiffies(iidev->retry_time_ms)) ? 0 : -ETIME;
+\t\tif (ret == -ETIME)
+\t\t\tcontinue;
+\t}
+}
+"""
+
+
+def test_a_mapping_past_100_columns_goes_on_a_line_of_its_own(tmp_path: Path) -> None:
+    from classify.convert.tested import _columns, break_long_mappings
+    f = tmp_path / "f.c"
+    f.write_text(IPMI_TIMEOUT)
+    assert break_long_mappings(f) == 1
+    lines = f.read_text().split("\n")
+    assert lines[5] == "\t\t\t\t\t\t  msecs_to_jiffies(iidev->retry_time_ms)) ?"
+    assert lines[6] == "\t\t\t0 : -ETIME;"
+    assert all(_columns(x) <= 100 for x in lines)
+    short = IPMI_TIMEOUT.replace("iidev->retry_time_ms", "t")
+    f.write_text(short)
+    assert break_long_mappings(f) == 0 and f.read_text() == short
