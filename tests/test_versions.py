@@ -25,7 +25,9 @@ def test_the_repository_has_a_series_for_each_tree_make_setup_unpacks():
     assert versions.series_versions() == ["6.1", "6.12"] == list(SETUP_TREES)
     for v in versions.series_versions():
         patches = read_series(SERIES_ROOT / v / "series")
-        assert [p.name[:4] for p in patches] == [f"{i:04d}" for i in range(1, 10)], v
+        # numbered without a gap; 6.1 has the PARTIAL checks (0010) that 6.12 lacks
+        assert len(patches) >= 9, v
+        assert [p.name[:4] for p in patches] == [f"{i:04d}" for i in range(1, len(patches) + 1)], v
         assert all(p.is_file() for p in patches), v
         assert (SERIES_ROOT / v / "0000-cover-letter.patch").is_file()
     # nothing is left at the old place, where no version would pick it
