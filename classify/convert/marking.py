@@ -326,9 +326,9 @@ def print_check(check: dict, seconds: float) -> list[str]:
             print(f"marking: {rel}: {r['after']['status']} on {r['after']['arch']} "
                   f"(before: {r['before']['status']})")
     for rel in unbuildable:
-        why = files[rel]["after"]["why"]
+        said = files[rel]["after"]["errors"][:1] + [files[rel]["after"]["why"]]
         print(f"marking: {rel} does not build here, with or without the marking: "
-              + " | ".join(files[rel]["after"]["errors"][:1]) + (f"; {why}" if why else ""))
+              + "; ".join(x for x in said if x))
     for rel, r in sorted(files.items()):
         if r["after"]["status"] == "not built":
             print(f"marking: {rel} not built here: {r['after']['why']}")
