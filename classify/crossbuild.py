@@ -95,6 +95,8 @@ class Builds:
         reasons = [why]
         tried = candidates(self.index, rel, config_values(native / ".config")) \
             if self.cross else []
+        # a directory configured already first: the others cost minutes each
+        tried.sort(key=lambda name: (ARCHES[name].name, "") not in self._dirs)
         for name in tried:
             got, reason = self._try(ARCHES[name], rel)
             if got is not None:

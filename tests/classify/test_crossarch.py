@@ -33,11 +33,12 @@ FILES = {
         'config PP_IP32\n\ttristate "ip32"\n\tdepends on SGI_IP32\n\n'
         'config PP_OLD\n\ttristate "old"\n\tdepends on PP && !64BIT\n\n'
         'config PP_GONE\n\ttristate "gone"\n\tdepends on BROKEN\n\n'
+        'config PP_EITHER\n\ttristate "either"\n\tdepends on SBUS || AMIGA\n\n'
         # look-alikes: named like an architecture's, not defined under arch/
         'config AMIGA_CLONE\n\tbool "clone"\n\n'
         'config PP_CLONE\n\ttristate "clone"\n\tdepends on AMIGA_CLONE && PCI\n'),
     "drivers/pp/Makefile": "".join(f"obj-$(CONFIG_PP_{n.upper()}) += pp_{n}.o\n" for n in
-                                   ("amiga", "sun", "gsc", "ip32", "old", "gone", "clone"))
+                                   ("amiga", "sun", "gsc", "ip32", "old", "gone", "clone", "either"))
                            + "obj-$(CONFIG_PP) += pp_pc.o\n",
     "drivers/Makefile": "obj-$(CONFIG_PP) += pp/\n",
     "arch/m68k/amiga/Makefile": "obj-y += config.o\n",
@@ -107,8 +108,8 @@ def test_a_look_alike_gets_no_architecture(tree):
 
 CONFIGS = {
     "x86_64": X86,
-    "m68k": "CONFIG_M68K=y\nCONFIG_AMIGA=y\nCONFIG_PP=m\nCONFIG_PP_AMIGA=m\n",
-    "sparc": "CONFIG_SBUS=y\nCONFIG_PP=m\nCONFIG_PP_SUN=m\n",
+    "m68k": "CONFIG_M68K=y\nCONFIG_AMIGA=y\nCONFIG_PP=m\nCONFIG_PP_AMIGA=m\nCONFIG_PP_EITHER=m\n",
+    "sparc": "CONFIG_SBUS=y\nCONFIG_PP=m\nCONFIG_PP_SUN=m\nCONFIG_PP_EITHER=m\n",
     "mips": "CONFIG_MIPS_GENERIC=y\nCONFIG_PP=m\n",
     "mips+SGI_IP32": "CONFIG_SGI_IP32=y\nCONFIG_PP=m\nCONFIG_PP_IP32=m\n",
 }
@@ -155,6 +156,14 @@ def test_each_file_is_placed_on_an_architecture_that_builds_it(builds):
     assert gsc.build_dir is None and "parisc allmodconfig: hppa-linux-gnu-gcc is not " \
         "installed" in gsc.why
     assert builds.calls.count("m68k") == 1
+
+
+def test_a_directory_configured_already_is_tried_first(builds):
+    assert candidates(builds.index, "drivers/pp/pp_either.c", values(X86)) == ["m68k", "sparc"]
+    assert builds.place("drivers/pp/pp_sun.c").arch == "sparc"
+    # m68k comes first, but sparc is configured already and builds it too
+    assert builds.place("drivers/pp/pp_either.c").arch == "sparc"
+    assert "m68k" not in builds.calls
 
 
 def test_compile_goes_to_each_directory_and_names_the_architecture(builds, monkeypatch):
