@@ -178,8 +178,12 @@ def _add_marking(sub, common: argparse.ArgumentParser) -> None:
                          help="the patch file (default: the own 0004-… of the "
                               "series of the tree's version, kernel-patches/<major.minor>/)")
     marking.add_argument("--check", action="store_true",
-                         help="then compile the files it is about on x86_64 "
-                              "allmodconfig + DEBUG_MUTEX_FULL, without and with it")
+                         help="then compile the files it is about on allmodconfig + "
+                              "DEBUG_MUTEX_FULL (x86_64, or the architecture that "
+                              "builds them), without and with it")
+    marking.add_argument("--check-only", action="store_true",
+                         help="no new marking: check the patch and the files of the "
+                              "last run (work/marking.json)")
     marking.add_argument("--build-dir", type=Path,
                          default=BUILD_ROOT / "allmodconfig-full",
                          help="persistent O= directory of the check (default: "
