@@ -84,6 +84,9 @@ def break_long_mappings(path: Path, limit: int = 100) -> int:
         start = i
         while start > 0 and not lines[start - 1].rstrip().endswith((";", "{", "}", ":")):
             start -= 1
+        while start < i and (not lines[start].strip()
+                             or lines[start].lstrip().startswith(("/*", "*", "//"))):
+            start += 1    # blank lines and comments before the statement
         indent = re.match(r"\s*", lines[start]).group(0) + "\t"
         out += [m.group(1) + " " + m.group(2).split(" ", 1)[0], indent + m.group(2)[2:]]
         broken += 1

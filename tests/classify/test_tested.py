@@ -91,6 +91,10 @@ def test_a_mapping_past_100_columns_goes_on_a_line_of_its_own(tmp_path: Path) ->
     assert lines[5] == "\t\t\t\t\t\t  msecs_to_jiffies(iidev->retry_time_ms)) ?"
     assert lines[6] == "\t\t\t0 : -ETIME;"
     assert all(_columns(x) <= 100 for x in lines)
+    # after a closing brace, a blank line and a comment: the statement's own indent
+    f.write_text(IPMI_TIMEOUT.replace("\t\t/* A command", "\t\t}\n\n\t\t/* A command"))
+    assert break_long_mappings(f) == 1
+    assert "\n\t\t\t0 : -ETIME;" in f.read_text()
     short = IPMI_TIMEOUT.replace("iidev->retry_time_ms", "t")
     f.write_text(short)
     assert break_long_mappings(f) == 0 and f.read_text() == short
