@@ -62,6 +62,7 @@ _LONG_TAIL = re.compile(r"^(\s*.*\)) (\? .+ : .+;)$")
 
 
 def _columns(line: str) -> int:
+    """The display column after line (tabs of 8), as checkpatch counts."""
     col = 0
     for ch in line:
         col = (col // 8 + 1) * 8 if ch == "\t" else col + 1
