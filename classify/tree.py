@@ -183,6 +183,12 @@ def make_worktree(kernel: Path, dest: Path, ref: str = "HEAD") -> Path:
     """
     kernel, dest = Path(kernel).resolve(), Path(dest)
     check_kernel_tree(kernel)
+    if (dest / ".git").exists() and _source_of(dest) != kernel:
+        # One work area serves both trees (and a user's): a worktree made from
+        # another tree has none of this tree's commits to reset to.
+        log.info("%s was made from %s: making it again from %s",
+                 dest, _source_of(dest), kernel)
+        _remove_worktree(dest)
     if (dest / ".git").exists():
         git_dir = Path(dest, git(dest, "rev-parse", "--git-dir").strip())
         if (git_dir / "rebase-apply").exists():
@@ -207,8 +213,33 @@ def make_worktree(kernel: Path, dest: Path, ref: str = "HEAD") -> Path:
     git(tmp, "add", "-f", "-A", ".")
     git(tmp, "commit", "-q", "-m", f"copy of {kernel}", env=GIT_ENV)
     git(tmp, "tag", PRISTINE_TAG)
+    (tmp / ".git" / COPY_SOURCE).write_text(f"{kernel}\n")
     tmp.rename(dest)
     return dest
+
+
+# In a copy's .git: the tree it was copied from (a worktree knows its repository).
+COPY_SOURCE = "sem2mutex-source"
+
+
+def _source_of(dest: Path) -> Path | None:
+    """The tree the worktree or copy at dest was made from (None: not known)."""
+    marker = dest / ".git" / COPY_SOURCE
+    if marker.is_file():
+        return Path(marker.read_text().strip())
+    try:
+        common = Path(git(dest, "rev-parse", "--path-format=absolute",
+                          "--git-common-dir").strip())
+    except TreeError:
+        return None
+    return common.parent.resolve() if common.name == ".git" else None
+
+
+def _remove_worktree(dest: Path) -> None:
+    owner = _source_of(dest)
+    shutil.rmtree(dest)
+    if owner is not None and (owner / ".git").is_dir():
+        git(owner, "worktree", "prune")
 
 
 def main(argv: list[str] | None = None) -> int:

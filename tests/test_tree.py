@@ -136,6 +136,31 @@ def test_worktree_of_plain_tree_is_a_committed_copy(tmp_path):
     assert not (wt / "new.c").exists()
 
 
+def test_worktree_moves_to_the_tree_it_is_asked_for(tmp_path):
+    """One work area serves the 6.1 and the 6.12 tree (and a user's): a worktree
+    made from one tree is made again from the other, not reset to a commit the
+    other tree does not have; asked again for the same tree, it is kept."""
+    tarball = fake_tarball(tmp_path)
+    one = tree.prepare_pristine(tarball, tmp_path / "a/linux-6.1").path
+    tree.git(one, "commit", "-q", "--allow-empty", "-m", "only in a", env=tree.GIT_ENV)
+    two = tree.prepare_pristine(tarball, tmp_path / "b/linux-6.1").path
+    tree.git(two, "commit", "-q", "--allow-empty", "-m", "only in b", env=tree.GIT_ENV)
+    dest = tmp_path / "trees/marking"
+    tree.make_worktree(one, dest)
+    marker = dest / "kept"
+    marker.write_text("untracked\n")
+    tree.make_worktree(one, dest)        # same tree: reset and cleaned in place
+    assert not marker.exists() and (dest / ".git").is_file()
+    tree.make_worktree(two, dest)        # the other tree: made again from it
+    assert tree.git(dest, "rev-parse", "HEAD") == tree.git(two, "rev-parse", "HEAD")
+    assert str(dest.resolve()) not in tree.git(one, "worktree", "list")
+    user_tree = fake_kernel(tmp_path / "my-linux")
+    tree.make_worktree(user_tree, dest)  # a plain tree: a copy, which says whose
+    assert tree.git(dest, "log", "-1", "--format=%s").strip() == f"copy of {user_tree.resolve()}"
+    tree.make_worktree(two, dest)
+    assert tree.git(dest, "rev-parse", "HEAD") == tree.git(two, "rev-parse", "HEAD")
+
+
 def test_missing_tool_names_its_debian_package(tmp_path):
     with pytest.raises(TreeError, match=r"spatch: not found.*coccinelle"):
         preflight.require_tools(["spatch"], search_path=str(tmp_path))
