@@ -18,7 +18,7 @@ from pathlib import Path
 
 from classify.census import (ACQUIRE, Census, Decl, Op, candidate_files, count_value,
                              resolve_address, subsystem, take_census)
-from classify.census.callgraph import build_callgraph
+from classify.census.callgraph import CallGraph, build_callgraph
 from classify.census.cscan import clean_source, read_text
 from classify.census.pairs import prove_pairing
 from classify.census.resolver import resolve_pointer
@@ -212,15 +212,15 @@ def _clean_sources(c: Census, root: Path):
     return source
 
 
-def add_contexts(c: Census, root: Path, cache: Cache,
-                 semfacts: dict[str, SemFacts]) -> None:
-    """The execution contexts of the functions that call down_trylock() (the rule
-    that decides a trylock's fate needs them), from the census' call graph."""
-    targets = {(o.path, o.func) for sf in semfacts.values() for o in sf.ops
-               if o.op == "down_trylock" and o.func}
-    if not targets or not Path(root).is_dir():
-        return
-    graph = build_callgraph(c, root, cache, targets)
+def _trylock_targets(semfacts: dict[str, SemFacts]) -> set[tuple[str, str]]:
+    """The functions that call down_trylock(): the rule that decides a trylock's
+    fate needs their execution contexts."""
+    return {(o.path, o.func) for sf in semfacts.values() for o in sf.ops
+            if o.op == "down_trylock" and o.func}
+
+
+def add_contexts(graph: CallGraph, semfacts: dict[str, SemFacts],
+                 targets: set[tuple[str, str]]) -> None:
     for sf in semfacts.values():
         sf.ops = [dataclasses.replace(o, context=_context_text(graph.contexts(o.path, o.func)))
                   if (o.path, o.func) in targets and o.op == "down_trylock" else o
@@ -234,18 +234,10 @@ PAIRING_RULES = frozenset({"lock.released_by_another_function",
                            "lock.not_released_on_every_path"})
 
 
-def add_pairings(c: Census, root: Path, cache: Cache, semfacts: dict[str, SemFacts],
-                 ids: set[str]) -> None:
-    """For each binary semaphore of ids taken in one function and released in
-    another, the proof that one task does both (census.pairs), from one call
-    graph of their takers and releasers."""
-    pairs = {sid: _pair_targets(semfacts[sid]) for sid in sorted(ids)}
-    pairs = {sid: p for sid, p in pairs.items() if p[0] or p[1]}
-    targets = {n for takers, releasers, _, _ in pairs.values()
-               for n in set(takers) | releasers}
-    if not targets or not Path(root).is_dir():
-        return
-    graph = build_callgraph(c, root, cache, targets)
+def add_pairings(c: Census, root: Path, graph: CallGraph, semfacts: dict[str, SemFacts],
+                 pairs: dict[str, tuple]) -> None:
+    """For each binary semaphore of pairs taken in one function and released in
+    another, the proof that one task does both (census.pairs)."""
     source = _clean_sources(c, Path(root))
     for sid, (takers, releasers, downs, ups) in pairs.items():
         semfacts[sid].pairing = prove_pairing(graph, takers, releasers, downs, ups, source)
@@ -254,12 +246,23 @@ def add_pairings(c: Census, root: Path, cache: Cache, semfacts: dict[str, SemFac
 def classify_all(c: Census, root: Path, cache: Cache,
                  semfacts: dict[str, SemFacts]) -> dict[str, Verdict]:
     """The rules over every semaphore: first with the trylock contexts, then again
-    for those a pairing proof can change, with it (the call graph of the pairs
-    is only built for them)."""
-    add_contexts(c, root, cache, semfacts)
+    for those a pairing proof can change, with it.  One call graph serves both,
+    from the trylock callers and the takers and releasers of every binary
+    semaphore: each round of callers in other files is one grep of the whole tree,
+    and one walk needs half the rounds of two."""
+    trylocks = _trylock_targets(semfacts)
+    pairs = {sid: _pair_targets(sf) for sid, sf in sorted(semfacts.items())}
+    pairs = {sid: p for sid, p in pairs.items() if p[0] or p[1]}
+    targets = trylocks | {n for takers, releasers, _, _ in pairs.values()
+                          for n in set(takers) | releasers}
+    graph = (build_callgraph(c, root, cache, targets)
+             if targets and Path(root).is_dir() else None)
+    if graph is not None:
+        add_contexts(graph, semfacts, trylocks)
     verdicts = {sid: classify(sf) for sid, sf in semfacts.items()}
-    again = {sid for sid, v in verdicts.items() if v.rule in PAIRING_RULES}
-    add_pairings(c, root, cache, semfacts, again)
+    again = {sid for sid, v in verdicts.items() if v.rule in PAIRING_RULES and sid in pairs}
+    if graph is not None:
+        add_pairings(c, root, graph, semfacts, {sid: pairs[sid] for sid in sorted(again)})
     for sid in again:
         verdicts[sid] = classify(semfacts[sid])
     return verdicts
@@ -285,7 +288,7 @@ def run_audit(kernel: Path, cache_dir: Path, fresh: bool = False, jobs: int | No
     else:
         root = kernel
         log.info("census: prefiltering %s", kernel)
-        files = candidate_files(kernel)
+        files = candidate_files(kernel, cache)
     log.info("census: %d files can matter", len(files))
     c = take_census(root, files, cache=cache)
     t_census = time.monotonic() - started

@@ -60,10 +60,11 @@ def cmd_census(args: argparse.Namespace) -> int:
     from classify.census import candidate_files, take_census
     from classify.facts import Cache
     path, _ = _target(args.kernel)
+    cache = Cache(args.cache)
     if path.is_file():
-        c = take_census(path.parent, [path.name], cache=Cache(args.cache))
+        c = take_census(path.parent, [path.name], cache=cache)
     else:
-        c = take_census(path, candidate_files(path), cache=Cache(args.cache))
+        c = take_census(path, candidate_files(path, cache), cache=cache)
     json.dump({"files": len(c.files),
                "semaphores": [d.__dict__ for _, d in sorted(c.sems.items())],
                "pointers": [d.__dict__ for _, d in sorted(c.pointers.items())],

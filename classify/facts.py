@@ -41,13 +41,15 @@ class Cache:
         self.fresh = fresh
         self.hits = 0
         self.misses = 0
+        # fresh ignores what earlier runs left, not what this run has just put
+        self.refilled: set[str] = set()
 
     def _path(self, key: str) -> Path:
         digest = key.rsplit("-", 1)[-1]
         return self.root / digest[:2] / f"{key}.json"
 
     def get(self, key: str):
-        if self.fresh:
+        if self.fresh and key not in self.refilled:
             self.misses += 1
             return None
         try:
@@ -66,6 +68,7 @@ class Cache:
         with os.fdopen(fd, "w") as fh:
             json.dump(value, fh, sort_keys=True)
         os.replace(tmp, path)
+        self.refilled.add(key)
 
 
 @dataclass

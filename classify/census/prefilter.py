@@ -8,12 +8,14 @@ give no file at all: it is refused in one line rather than audited as empty.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
 import subprocess
 from pathlib import Path
 
+from classify.census.grep import tree_key
 from classify.tree import TreeError
 
 log = logging.getLogger("sem2mutex.census")
@@ -49,11 +51,26 @@ def tracks_nothing(root: Path) -> bool:
     return res.returncode == 0 and not res.stdout.strip()
 
 
-def candidate_files(root: Path) -> list[str]:
-    """Files (relative paths) that can declare or use a semaphore."""
+def candidate_files(root: Path, cache=None) -> list[str]:
+    """Files (relative paths) that can declare or use a semaphore.  cache:
+    get(key)/put(key, value); the answer for a clean git tree is kept under its
+    commit (the grep is most of a warm audit's time)."""
     root = Path(root)
     if root.is_file():
         return [root.name]
+    tree = tree_key(root) if cache is not None else ""
+    key = "prefilter-" + hashlib.sha256("\0".join(
+        [tree, PREFILTER, *EXCLUDE_PREFIXES, *EXCLUDE_FILES]).encode()).hexdigest()
+    got = cache.get(key) if tree else None
+    if got is not None:
+        return got
+    files = _grep_tree(root)
+    if tree:
+        cache.put(key, files)
+    return files
+
+
+def _grep_tree(root: Path) -> list[str]:
     has_git = (root / ".git").exists()
     if has_git and tracks_nothing(root):
         raise TreeError(f"{root}: git tracks no file here (a `git init` with nothing "

@@ -144,6 +144,26 @@ def test_prefilter_finds_the_same_files_with_and_without_git(tmp_path):
     assert candidate_files(tmp_path) == walked == ["drivers/a.c", "drivers/shipped.c"]
 
 
+def test_prefilter_answer_is_kept_for_a_clean_commit_only(tmp_path):
+    """A warm audit skips the grep on a clean git tree; a tree with changes is
+    grepped every time (a file staged since would otherwise be missed)."""
+    import subprocess
+    from classify.facts import Cache
+    tree, cache = tmp_path / "linux", Cache(tmp_path / "cache")
+    (tree / "drivers").mkdir(parents=True)
+    (tree / "drivers/a.c").write_text("static struct semaphore s;\n")
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    subprocess.run(["git", "-C", str(tree), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-q", "-m", "a"], check=True)
+    assert candidate_files(tree, cache) == ["drivers/a.c"] and cache.hits == 0
+    assert candidate_files(tree, cache) == ["drivers/a.c"] and cache.hits == 1
+    (tree / "drivers/b.c").write_text("void f(void) { up(&s); }\n")
+    subprocess.run(["git", "-C", str(tree), "add", "-A"], check=True)
+    assert candidate_files(tree, cache) == ["drivers/a.c", "drivers/b.c"]
+    assert cache.hits == 1
+
+
 def test_subsystem():
     assert subsystem("drivers/block/loop.c") == "drivers/block"
     assert subsystem("kernel/printk/printk.c") == "kernel/printk"
