@@ -18,7 +18,12 @@ TARBALL ?= /usr/src/linux-source-6.1.tar.xz
 # Everything the project runs, from Debian's archive.  Nothing else is needed.
 DEB_PACKAGES := bc binutils bison busybox-static ccache coccinelle cpio flex gcc \
 	git libelf-dev libssl-dev linux-source-6.1 make perl python3 python3-pytest \
-	python3-pytest-xdist qemu-system-x86 sparse xz-utils xfsprogs btrfs-progs
+	python3-pytest-xdist qemu-system-x86 sparse xz-utils xfsprogs btrfs-progs \
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
+# The arm64 initramfs' busybox: Debian's busybox-static:arm64, unpacked (not installed).
+ARM64_BUSYBOX := $(WORK)/arm64/busybox
+# JOBS=N: make -jN for the kernel builds (default: cores + 1).
+export S2M_JOBS := $(JOBS)
 
 PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
@@ -36,7 +41,7 @@ help:
 	@echo "             in work/patches; writes nothing outside work/"
 	@echo "  reports    copy the patch status of work/patches into reports/ and re-render the audit"
 	@echo "  marking    regenerate kernel-patches/0004 (the counting pool marked) from the audit (CHECK=1, EXCLUDE=)"
-	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU"
+	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU (ARCH=arm64: -M virt)"
 	@echo "  bitcheck   show that DEBUG_MUTEX_NONE leaves the kernel's .text unchanged"
 	@echo "  triage     read a tester's log (LOG=dmesg.txt): each report, its semaphores and what"
 	@echo "             that says about the audit (AUDIT=, JSON=1, OUT= writes a runtime record)"
@@ -60,8 +65,10 @@ setup:
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q \
 			--no-install-recommends $$missing; \
 	fi
+	@sh qemu/busybox-arch.sh arm64 $(ARM64_BUSYBOX)
 	@$(PYTHON) -m classify.tree prepare --tarball $(TARBALL) --dest $(PRISTINE)
-	@$(PREFLIGHT) spatch sparse qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio git perl
+	@$(PREFLIGHT) spatch sparse qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio git perl \
+		qemu-system-aarch64 aarch64-linux-gnu-gcc
 
 # -n auto: one pytest worker per core; most of the fast tests wait on spatch.
 check:
@@ -113,10 +120,14 @@ marking:
 		--check)$(foreach i,$(EXCLUDE), --exclude $(i))
 
 # SCENARIOS=runtime: the exercised set (qemu/runtime.py), trust and challenge kernels,
-# and reports/linux-<version>/runtime.json for `make audit`.
+# and reports/linux-<version>/runtime.json for `make audit`.  ARCH=arm64: the standard
+# set on qemu-system-aarch64 -M virt (aarch64-linux-gnu-gcc), logs in work/boots/arm64.
+BOOT_ARCH = $(or $(ARCH),x86_64)
 boot-test:
-	@$(PREFLIGHT) --free-gib 4 qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio
-	$(PYTHON) -m qemu boot-test --kernel $(KERNEL)$(if $(SCENARIOS), --set $(SCENARIOS))
+	@$(PREFLIGHT) --free-gib 4 $(if $(filter arm64,$(ARCH)),qemu-system-aarch64 \
+		aarch64-linux-gnu-gcc,qemu-system-x86_64 busybox gcc) ccache make flex bison bc cpio
+	$(PYTHON) -m qemu boot-test --kernel $(KERNEL) --arch $(BOOT_ARCH)$(if $(SCENARIOS), \
+		--set $(SCENARIOS))
 
 bitcheck:
 	@$(PREFLIGHT) --free-gib 4 ccache gcc make flex bison bc

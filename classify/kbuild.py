@@ -31,7 +31,16 @@ BUILD_ENV = {
     "LC_ALL": "C",
     "TZ": "UTC",
 }
-MAKE_ARGS = ["ARCH=x86_64", "CC=ccache gcc", "HOSTCC=gcc"]
+# ARCH= and the compilers of each architecture the toolkit builds for (the cross
+# compilers are Debian's gcc-<triplet> packages).
+ARCH_MAKE_ARGS = {
+    "x86_64": ["ARCH=x86_64", "CC=ccache gcc", "HOSTCC=gcc"],
+    "arm64": ["ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-",
+              "CC=ccache aarch64-linux-gnu-gcc", "HOSTCC=gcc"],
+}
+MAKE_ARGS = ARCH_MAKE_ARGS["x86_64"]
+# Kernel builds share the machine: run them at this niceness.
+MAKE_NICE = 15
 # the arch/ directories an ARCH=x86_64 build descends into
 BUILD_ARCH_DIRS = ("x86",)
 ALLMODCONFIG = "allmodconfig"
@@ -52,7 +61,9 @@ class KbuildError(TreeError):
 
 
 def default_jobs() -> int:
-    """make -j: cores + 1."""
+    """make -j: cores + 1, or S2M_JOBS (`make ... JOBS=2` on a shared machine)."""
+    if os.environ.get("S2M_JOBS", "").isdigit() and int(os.environ["S2M_JOBS"]) > 0:
+        return int(os.environ["S2M_JOBS"])
     return (os.cpu_count() or 1) + 1
 
 
@@ -314,16 +325,26 @@ class Compile:
     elapsed: float = 0.0
 
 
+def kbuild_env() -> dict[str, str]:
+    """The environment of a kernel make: BUILD_ENV, and none of the MAKEFLAGS of the
+    make that ran us (`make full-kernel BUILD=1 ...` would pass BUILD=1 on as an
+    override into the kernel's tools/build)."""
+    drop = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+    return {**{k: v for k, v in os.environ.items() if k not in drop}, **BUILD_ENV}
+
+
 def make(tree: Path, build_dir: Path, *targets: str, jobs: int | None = None,
          extra: tuple[str, ...] = (), timeout: float | None = 3600,
-         out=None) -> subprocess.CompletedProcess:
+         out=None, arch: str = "x86_64") -> subprocess.CompletedProcess:
     """make in the O= directory, reproducible and through ccache; stderr goes into
     stdout so that each diagnostic stays after the kbuild line (CC, CHECK) of the
-    tool that printed it.  out: an open file to stream the output to instead."""
-    return subprocess.run(["nice", "-n", "10", "make", "-C", str(tree), f"O={build_dir}",
-                           *MAKE_ARGS, f"-j{jobs or default_jobs()}", *extra, *targets],
+    tool that printed it.  out: an open file to stream the output to instead;
+    arch: a key of ARCH_MAKE_ARGS."""
+    return subprocess.run(["nice", "-n", str(MAKE_NICE), "make", "-C", str(tree),
+                           f"O={build_dir}", *ARCH_MAKE_ARGS[arch],
+                           f"-j{jobs or default_jobs()}", *extra, *targets],
                           stdout=out or subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=timeout, env={**os.environ, **BUILD_ENV})
+                          text=True, timeout=timeout, env=kbuild_env())
 
 
 @dataclass

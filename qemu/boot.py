@@ -16,7 +16,7 @@ from qemu import parse
 from qemu.build import BuildRequest, BuildResult, BuildStatus, build, build_dir_for
 from qemu.common import DEFAULT_KERNEL, WORK_DIR, Timer, dumps
 from qemu.config import ConfigRequest, ConfigResult, ConfigStatus, configure
-from qemu.rootfs import InitramfsRequest, InitramfsResult, InitramfsStatus, make_initramfs
+from qemu.rootfs import InitramfsResult, InitramfsStatus, make_initramfs, request_for
 from qemu.run import RunRequest, RunResult, RunStatus, probe_kvm, run_qemu
 from qemu.scenarios import Evaluation, Scenario, evaluate
 from qemu.source import Source, kernel_key, prepare_source
@@ -52,13 +52,13 @@ class BootResult:
     stage_seconds: dict[str, float] = field(default_factory=dict)   # stage -> elapsed
 
 
-def build_kernel(source: Source, fragments: tuple[str, ...]) -> Kernel:
-    bdir = build_dir_for(fragments, kernel_key(source.kernel))
-    cres = configure(ConfigRequest(source.tree, bdir, fragments))
+def build_kernel(source: Source, fragments: tuple[str, ...], arch: str = "x86_64") -> Kernel:
+    bdir = build_dir_for(fragments, kernel_key(source.kernel), arch=arch)
+    cres = configure(ConfigRequest(source.tree, bdir, fragments, arch=arch))
     if cres.status is not ConfigStatus.SUCCESS:
         return Kernel(fragments, cres, None,
                       [f"config {cres.status.value}: {e}" for e in cres.errors])
-    bres = build(BuildRequest(source.tree, bdir))
+    bres = build(BuildRequest(source.tree, bdir, arch=arch))
     problems = [] if bres.status is BuildStatus.SUCCESS else (
         [f"build failed ({bres.log}):"] + bres.errors)
     return Kernel(fragments, cres, bres, problems)
@@ -68,13 +68,14 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
                   accel: str = "tcg", out_dir: Path = BOOTS_DIR,
                   extra_args: tuple[str, ...] = (), qmp: Path | None = None,
                   evaluator: Callable[[Scenario, parse.ParsedLog], Evaluation] = evaluate,
-                  ) -> BootResult:
+                  arch: str = "x86_64") -> BootResult:
     """Boot one scenario; extra_args (devices), qmp and evaluator serve the runtime set."""
     out_dir.mkdir(parents=True, exist_ok=True)
     log_path = out_dir / f"{sc.name}.log"
     record: dict = {
         "scenario": sc.name, "fragments": list(sc.fragments), "append": sc.append(),
         "kernel": str(source.kernel), "series": source.series, "smp": sc.vcpus(),
+        "arch": arch,
         "config_hash": kernel.config.config_hash,
         "stages": {"config": {"status": kernel.config.status, "elapsed": kernel.config.elapsed,
                               "skipped": kernel.config.skipped, "errors": kernel.config.errors}},
@@ -93,7 +94,7 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
                                               sc.append(), sc.timeout, accel=accel,
                                               memory_mb=sc.memory, smp=sc.vcpus(),
                                               extra_args=extra_args, qmp=qmp,
-                                              keys=sc.keys))
+                                              keys=sc.keys, arch=arch))
         record["stages"]["run"] = {"status": rres.status, "elapsed": rres.elapsed,
                                    "returncode": rres.returncode, "errors": rres.errors,
                                    "command": rres.command}
@@ -127,8 +128,9 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
 
 
 def boot_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL, accel: str = "tcg",
-              out_dir: Path = BOOTS_DIR) -> list[BootResult]:
-    """Every scenario; each distinct fragment set is configured and built once."""
+              out_dir: Path = BOOTS_DIR, arch: str = "x86_64") -> list[BootResult]:
+    """Every scenario; each distinct fragment set is configured and built once, for
+    arch (x86_64, arm64)."""
     try:
         source = prepare_source(kernel)
     except TreeError as err:
@@ -137,20 +139,23 @@ def boot_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL, accel: s
     if not source.series:
         log.warning("kernel-patches/series does not exist yet: booting %s unpatched "
                     "(fragments that need the series will be reported Missing)", kernel)
-    initramfs = make_initramfs(InitramfsRequest())
+    initramfs = make_initramfs(request_for(arch))
     kernels: dict[tuple[str, ...], Kernel] = {}
     results = []
     for sc in scenarios:
         if sc.fragments not in kernels:
-            kernels[sc.fragments] = build_kernel(source, sc.fragments)
+            kernels[sc.fragments] = build_kernel(source, sc.fragments, arch)
         k = kernels[sc.fragments]
         use = accel
+        if accel == "kvm" and arch != "x86_64":
+            use = accel = "tcg"
+            log.info("kvm: x86_64 only here; %s boots under tcg", arch)
         if accel == "kvm" and k.ok and initramfs.image:
             assert k.build is not None and k.build.image
             if not probe_kvm(k.build.image, initramfs.image, out_dir / "kvm-probe.log"):
                 use = "tcg"
             accel = use   # probe once
-        results.append(boot_scenario(sc, k, initramfs, source, use, out_dir))
+        results.append(boot_scenario(sc, k, initramfs, source, use, out_dir, arch=arch))
         r = results[-1]
         log.info("%s: %s (%s)", sc.name, "PASS" if r.passed else "FAIL", r.verdict)
     return results
