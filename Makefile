@@ -28,7 +28,8 @@ export S2M_JOBS := $(JOBS)
 PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
-.PHONY: help setup check test audit evaluate patches reports marking boot-test bitcheck triage bench clean distclean
+.PHONY: help setup check test audit evaluate patches reports marking boot-test bitcheck triage \
+	full-kernel bench clean distclean
 
 help:
 	@echo "sem2mutex targets (all take KERNEL=/path/to/kernel/tree):"
@@ -42,6 +43,9 @@ help:
 	@echo "  reports    copy the patch status of work/patches into reports/ and re-render the audit"
 	@echo "  marking    regenerate kernel-patches/0004 (the counting pool marked) from the audit (CHECK=1, EXCLUDE=)"
 	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU (ARCH=arm64: -M virt)"
+	@echo "  full-kernel  a DEBUG_MUTEX_FULL + lockdep kernel of your own CONFIG=.config: series"
+	@echo "             and marking applied, merged, every requested option checked, built"
+	@echo "             (ARCH=x86_64|arm64, BUILD=0, MODULES=1, BOOT=1 boots it in QEMU)"
 	@echo "  bitcheck   show that DEBUG_MUTEX_NONE leaves the kernel's .text unchanged"
 	@echo "  triage     read a tester's log (LOG=dmesg.txt): each report, its semaphores and what"
 	@echo "             that says about the audit (AUDIT=, JSON=1, OUT= writes a runtime record)"
@@ -128,6 +132,19 @@ boot-test:
 		aarch64-linux-gnu-gcc,qemu-system-x86_64 busybox gcc) ccache make flex bison bc cpio
 	$(PYTHON) -m qemu boot-test --kernel $(KERNEL) --arch $(BOOT_ARCH)$(if $(SCENARIOS), \
 		--set $(SCENARIOS))
+
+# CONFIG=<your .config> (required; only read).  ARCH= (default: the config's own),
+# BUILD=0 stops after the merge and its check, MODULES=1 builds the modules too,
+# BOOT=1 boots the image in QEMU to the sem2mutex initramfs.  The O= directory,
+# work/build/full-<arch>, is kept: a second run is incremental.
+full-kernel:
+	@if [ -z "$(CONFIG)" ]; then echo "make full-kernel: error: give CONFIG=<your .config>" \
+		>&2; exit 2; fi
+	@$(PREFLIGHT) --free-gib 8 ccache make flex bison bc $(if $(filter arm64,$(ARCH)), \
+		aarch64-linux-gnu-gcc,gcc)
+	$(PYTHON) -m qemu full-kernel $(abspath $(CONFIG)) --kernel $(KERNEL)$(if $(ARCH), \
+		--arch $(ARCH))$(if $(filter 0 no,$(BUILD)), --no-build)$(if $(filter 1 yes,$(MODULES)), \
+		--modules)$(if $(filter 1 yes,$(BOOT)), --boot)
 
 bitcheck:
 	@$(PREFLIGHT) --free-gib 4 ccache gcc make flex bison bc

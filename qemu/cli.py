@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from classify.tree import TreeError
-from qemu import bitcheck, parse, triage
+from qemu import bitcheck, fullcli, parse, triage
 from qemu.boot import BOOTS_DIR, boot_test, build_kernel, summary
 from qemu.build import build_dir_for
 from qemu.common import DEFAULT_KERNEL, dumps
@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("log", type=Path)
     sp.add_argument("--body", action="store_true", help="keep each report's raw lines")
     triage.add_parser(sub)
+    fullcli.add_parser(sub)
     sp = sub.add_parser("fixture", help="save a boot log as a parser test fixture: header "
                         "(TITLE/KIND/ALSO/LOCKS/TASK from the parse, review it!) + raw log")
     sp.add_argument("log", type=Path)
@@ -125,6 +126,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.cmd == "triage":
         return triage.run(args)
+    if args.cmd == "full-kernel":
+        return fullcli.run(args)
     if args.cmd == "fixture":
         raw = args.log.read_text(errors="replace")
         args.dest.write_text(fixture_header(parse.parse_log(raw), args.source) + "\n" + raw)
