@@ -30,6 +30,8 @@ TOOL_PACKAGES = {
     "git": "git",
     "perl": "perl",
     "size": "binutils",
+    "qemu-system-aarch64": "qemu-system-arm",
+    "aarch64-linux-gnu-gcc": "gcc-aarch64-linux-gnu",
 }
 
 

@@ -142,7 +142,7 @@ def boot_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL, accel: s
     initramfs = make_initramfs(request_for(arch))
     kernels: dict[tuple[str, ...], Kernel] = {}
     results = []
-    for sc in scenarios:
+    for sc in (s.for_arch(arch) for s in scenarios):
         if sc.fragments not in kernels:
             kernels[sc.fragments] = build_kernel(source, sc.fragments, arch)
         k = kernels[sc.fragments]
