@@ -4,26 +4,47 @@
 # completion pools, and migrate them.  `make help` lists the targets.
 #
 # Every target takes KERNEL=/path/to/a/kernel/tree (default: the Debian 6.1.192
-# tree that `make setup` unpacks into the work area).  A user's tree is only read;
+# tree that `make setup` unpacks into the work area), or TREE=6.12 for the other
+# tree `make setup` unpacks (work/linux-6.12).  A user's tree is only read;
 # whatever changes a tree works on a git worktree or a copy under $(WORK).
 
 # Debian's interpreter: the one python3-pytest is installed for, whatever else
 # (pyenv, a venv) comes first on PATH.
 PYTHON ?= /usr/bin/python3
 WORK ?= $(CURDIR)/work
+# The trees `make setup` unpacks, one per Debian linux-source-<version> package;
+# each has its series in kernel-patches/<version>/ and its audit in reports/.
+TREES := 6.1 6.12
 PRISTINE := $(WORK)/linux-6.1
+TARBALLS ?= /usr/src
+ifdef TREE
+ifeq ($(filter $(TREE),$(TREES)),)
+$(error TREE=$(TREE): make setup unpacks no such tree (trees: $(TREES)))
+endif
+KERNEL ?= $(WORK)/linux-$(TREE)
+endif
 KERNEL ?= $(PRISTINE)
-TARBALL ?= /usr/src/linux-source-6.1.tar.xz
 
+# The cross compilers of classify/arches.py: a file x86_64 allmodconfig leaves out
+# is verified on an architecture that builds it.  On Debian 12 they cost 220 MB of
+# downloads, 758 MB on disk and about 2 minutes of `make setup` (measured with distcc).
+CROSS_PACKAGES := gcc-arm-linux-gnueabi gcc-aarch64-linux-gnu gcc-mips-linux-gnu \
+	gcc-powerpc64le-linux-gnu gcc-m68k-linux-gnu gcc-hppa-linux-gnu gcc-sparc64-linux-gnu
+# make boot-test ARCH=arm64: qemu-system-aarch64, and the libc the initramfs helpers
+# link statically (the compiler is gcc-aarch64-linux-gnu of CROSS_PACKAGES)
+ARM64_BOOT_PACKAGES := libc6-dev-arm64-cross qemu-system-arm
 # Everything the project runs, from Debian's archive.  Nothing else is needed.
 DEB_PACKAGES := bc binutils bison busybox-static ccache coccinelle cpio flex gcc \
-	git libelf-dev libssl-dev linux-source-6.1 make perl python3 python3-pytest \
+	git libelf-dev libssl-dev linux-source-6.1 linux-source-6.12 make perl python3 python3-pytest \
 	python3-pytest-xdist qemu-system-x86 sparse xz-utils xfsprogs btrfs-progs \
-	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
+	distcc $(CROSS_PACKAGES) $(ARM64_BOOT_PACKAGES)
 # The arm64 initramfs' busybox: Debian's busybox-static:arm64, unpacked (not installed).
 ARM64_BUSYBOX := $(WORK)/arm64/busybox
-# JOBS=N: make -jN for the kernel builds (default: cores + 1).
-export S2M_JOBS := $(JOBS)
+
+# JOBS=2: make -j of the kernel builds (default: cores + 1), for a shared machine
+ifdef JOBS
+export SEM2MUTEX_JOBS := $(JOBS)
+endif
 
 PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
@@ -32,8 +53,8 @@ PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 	full-kernel bench clean distclean
 
 help:
-	@echo "sem2mutex targets (all take KERNEL=/path/to/kernel/tree):"
-	@echo "  setup      install the Debian packages, unpack the 6.1 tree (idempotent)"
+	@echo "sem2mutex targets (all take KERNEL=/path/to/kernel/tree, or TREE=6.1|6.12):"
+	@echo "  setup      install the Debian packages, unpack the 6.1 and 6.12 trees (idempotent)"
 	@echo "  check      the fast tests (seconds)"
 	@echo "  test       everything CI runs: check, then the kernel build and boot tests"
 	@echo "  audit      classify every struct semaphore of KERNEL into a report"
@@ -41,7 +62,8 @@ help:
 	@echo "  patches    conversion patches per MAINTAINERS entry (SUBSYS=, ID=, VERIFY=0, SIGNOFF=0)"
 	@echo "             in work/patches; writes nothing outside work/"
 	@echo "  reports    copy the patch status of work/patches into reports/ and re-render the audit"
-	@echo "  marking    regenerate kernel-patches/0004 (the counting pool marked) from the audit (CHECK=1, EXCLUDE=)"
+	@echo "  marking    regenerate kernel-patches/<version>/0004 (the counting pool marked) from"
+	@echo "             the audit (CHECK=1, EXCLUDE=)"
 	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU (ARCH=arm64: -M virt)"
 	@echo "  full-kernel  a DEBUG_MUTEX_FULL + lockdep kernel of your own CONFIG=.config: series"
 	@echo "             and marking applied, merged, every requested option checked, built"
@@ -50,9 +72,10 @@ help:
 	@echo "  triage     read a tester's log (LOG=dmesg.txt): each report, its semaphores and what"
 	@echo "             that says about the audit (AUDIT=, JSON=1, OUT= writes a runtime record)"
 	@echo "  bench      sizes, lock contention in QEMU, audit/spatch/kernel times, .text"
-	@echo "             of the conversion patches (RUNS=5, PARTS=boots,audit,spatch,kernel,text)"
-	@echo "  clean      remove builds, boot logs and worktrees (keeps the 6.1 tree)"
-	@echo "  distclean  remove the whole work area, 6.1 tree included"
+	@echo "             of the conversion patches, their verification here and through distcc"
+	@echo "             (RUNS=5, PARTS=boots,audit,spatch,kernel,text,boottest,verify)"
+	@echo "  clean      remove builds, boot logs and worktrees (keeps the trees)"
+	@echo "  distclean  remove the whole work area, the trees included"
 
 setup:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -70,7 +93,9 @@ setup:
 			--no-install-recommends $$missing; \
 	fi
 	@sh qemu/busybox-arch.sh arm64 $(ARM64_BUSYBOX)
-	@$(PYTHON) -m classify.tree prepare --tarball $(TARBALL) --dest $(PRISTINE)
+	@for v in $(TREES); do \
+		$(PYTHON) -m classify.tree prepare --tarball $(TARBALLS)/linux-source-$$v.tar.xz \
+			--dest $(WORK)/linux-$$v || exit 1; done
 	@$(PREFLIGHT) spatch sparse qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio git perl \
 		qemu-system-aarch64 aarch64-linux-gnu-gcc
 
@@ -117,11 +142,13 @@ reports:
 
 # The series' arch_semaphore marking, generated from reports/linux-<version>/audit.json:
 # CHECK=1 then compiles the files it is about with DEBUG_MUTEX_FULL on allmodconfig
-# (minutes); EXCLUDE=<id> leaves a counting semaphore unmarked (a challenge boot).
+# (minutes; x86_64, or the architecture that builds a file: classify/crossbuild.py);
+# CHECK=only checks the last marking (work/marking.json) without making it again;
+# EXCLUDE=<id> leaves a counting semaphore unmarked (a challenge boot).
 marking:
 	@$(PREFLIGHT) spatch
 	$(PYTHON) -m classify marking --kernel $(KERNEL)$(if $(filter 1 yes,$(CHECK)), \
-		--check)$(foreach i,$(EXCLUDE), --exclude $(i))
+		--check)$(if $(filter only,$(CHECK)), --check-only)$(foreach i,$(EXCLUDE), --exclude $(i))
 
 # SCENARIOS=runtime: the exercised set (qemu/runtime.py), trust and challenge kernels,
 # and reports/linux-<version>/runtime.json for `make audit`.  ARCH=arm64: the standard
@@ -160,13 +187,16 @@ triage:
 		--json)$(if $(OUT), --record $(OUT))
 
 # make bench: everything, about an hour on 2 idle cores (cold kernel builds and one
-# whole-tree spatch run dominate).  PARTS=boots,audit,spatch,kernel,text picks parts
-# (text: the .text of the objects the conversion patches touch, before and after; it
-# needs `make patches` first); KERNEL_RUNS= the cold/warm kernel runs; BENCH_NOTE= a
-# remark kept with the figures.
+# whole-tree spatch run dominate).  PARTS=boots,audit,spatch,kernel,text,boottest,verify
+# picks parts (text: the .text of the objects the conversion patches touch, before and
+# after; it needs `make patches` first; boottest: make boot-test warm, wall time;
+# verify: the verification of those patches with an empty ccache, here and through a
+# distccd on 127.0.0.1, RUNS times each, about 2 x 30 min on 2 cores for the 25
+# patches of 6.1); KERNEL_RUNS= the cold/warm kernel runs; BENCH_NOTE= a remark kept
+# with the figures.
 RUNS ?= 5
 KERNEL_RUNS ?= $(RUNS)
-PARTS ?= boots,audit,spatch,kernel,text
+PARTS ?= boots,audit,spatch,kernel,text,boottest
 BENCH_MS ?= 1000
 BENCH_NOTE ?=
 bench:
@@ -179,7 +209,8 @@ bench:
 clean:
 	rm -rf $(WORK)/build $(WORK)/boots $(WORK)/initramfs $(WORK)/bench $(WORK)/reports
 	rm -rf $(WORK)/trees
-	if [ -d $(PRISTINE)/.git ]; then git -C $(PRISTINE) worktree prune; fi
+	for v in $(TREES); do if [ -d $(WORK)/linux-$$v/.git ]; then \
+		git -C $(WORK)/linux-$$v worktree prune; fi; done
 
 distclean:
 	rm -rf $(WORK)

@@ -9,7 +9,9 @@ with "not analysed: ..." rather than dropped.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +19,12 @@ from pathlib import Path
 from classify.census import (ACQUIRE, Census, Decl, Op, candidate_files, count_value,
                              resolve_address, subsystem, take_census)
 from classify.census.callgraph import build_callgraph
+from classify.census.cscan import clean_source, read_text
+from classify.census.pairs import prove_pairing
+from classify.census.resolver import resolve_pointer
 from classify.facts import Cache, FileFacts, collect_facts
-from classify.rules import EscapeFact, InitFact, OpFact, SemFacts, Verdict, classify
+from classify.rules import EscapeFact, Followed, InitFact, OpFact, SemFacts, Verdict, classify
+from classify.tree import TreeError
 
 log = logging.getLogger("sem2mutex.audit")
 
@@ -106,17 +112,65 @@ def _join_ops(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) 
 
 
 def _join_escapes(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) -> None:
-    """Addresses handed to other code, resolved by the census like the calls."""
+    """Addresses handed to other code, resolved by the census like the calls; an
+    address stored in a `struct semaphore *` the census knows is followed."""
+    stored: dict[str, list[tuple[str, EscapeFact]]] = {}
     for rel, ff in facts.items():
         for f in ff.facts:
             if f.get("fact") != "escape":
                 continue
-            target = resolve_address(c, rel, f.get("func", ""), f["expr"], f["line"])
-            if target in out:
-                out[target].escapes.append(EscapeFact(rel, f["line"], f.get("func", ""),
-                                                      f.get("to", "other code")))
+            func = f.get("func", "")
+            target = resolve_address(c, rel, func, f["expr"], f["line"])
+            if target not in out:
+                continue
+            esc = EscapeFact(rel, f["line"], func, f.get("to", "other code"))
+            out[target].escapes.append(esc)
+            pid = resolve_pointer(c, rel, func, f["lhs"], f["line"]) if f.get("lhs") \
+                else _parameter(c, rel, f.get("to", ""))
+            if pid:
+                stored.setdefault(pid, []).append((target, esc))
+    _follow_pointers(c, facts, out, stored)
     for sf in out.values():
         sf.escapes = sorted(set(sf.escapes), key=lambda e: (e.path, e.line, e.to))
+
+
+def _parameter(c: Census, rel: str, to: str) -> str:
+    """The `struct semaphore *` parameter an address passed to `to` ("f()") lands
+    in: f's only such parameter, f defined in rel or in a header; "" otherwise."""
+    if not to.endswith("()"):
+        return ""
+    name = to[:-2]
+    params = [p for p in c.pointers.values() if p.kind == "param" and p.func == name
+              and (p.path == rel or p.path.endswith(".h"))]
+    if len(params) != 1:
+        return ""
+    # a prototype's parameter has no body to follow: only a definition counts
+    body = re.compile(rf"\b{re.escape(name)}\s*\([^;{{}}]*\)\s*\{{")
+    return params[0].id if body.search(c.texts.get(params[0].path, "")) else ""
+
+
+def _follow_pointers(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts],
+                     stored: dict[str, list[tuple[str, EscapeFact]]]) -> None:
+    """The calls made through a pointer act on every semaphore whose address is
+    stored in it: they become that semaphore's calls, and the store no longer
+    counts as an escape.  Semaphores that share the pointer are named, since no
+    one of them can change type alone."""
+    seen_ops, _, atomic = _spatch_index(facts)
+    for pid, stores in sorted(stored.items()):
+        through = [op for op in c.ops if op.target == pid and op.via.startswith("pointer")
+                   and op.op not in INIT_OPS]
+        sems = sorted({sid for sid, _ in stores})
+        for sid, esc in stores:
+            sf = out[sid]
+            if esc in sf.escapes:
+                sf.escapes.remove(esc)
+            sf.followed.append(Followed(f"{esc.path}:{esc.line}", pid, c.pointers[pid].kind,
+                                        len(through), [x for x in sems if x != sid]))
+        for sid in sems:
+            out[sid].ops.extend(
+                OpFact(op.op, op.path, op.line, op.func, analysed=(op.path, op.line, op.op)
+                       in seen_ops, atomic=atomic.get((op.path, op.line, op.op), ""),
+                       note=f"through {pid}", loop=op.loop) for op in through)
 
 
 def _context_text(ctx) -> str:
@@ -125,22 +179,90 @@ def _context_text(ctx) -> str:
     return " + ".join(kinds) + ": " + " -> ".join(ctx.chain)
 
 
+def _pair_targets(sf: SemFacts) -> tuple[dict, set, dict, dict]:
+    """A binary semaphore's takers (an acquisition not proven released in its
+    function) and releasers (an up() in a function that never takes it), with the
+    lines of its acquisitions and up()s by function."""
+    downs: dict[tuple[str, str], list[int]] = {}
+    ups: dict[tuple[str, str], list[int]] = {}
+    if not any(i.value == 1 for i in sf.inits):
+        return {}, set(), downs, ups
+    for o in sf.ops:
+        if o.func and (o.op in ACQUIRE or o.op == "up"):
+            (downs if o.op in ACQUIRE else ups).setdefault((o.path, o.func), []).append(o.line)
+    takers: dict[tuple[str, str], list[int]] = {}
+    for o in sf.ops:
+        if o.op in ACQUIRE and o.func and not o.balanced:
+            takers.setdefault((o.path, o.func), []).append(o.line)
+    releasers = set(ups) - set(downs)
+    return takers, releasers, downs, ups
+
+
+def _clean_sources(c: Census, root: Path):
+    """path -> the file's text with comments and strings blanked, read once."""
+    @functools.lru_cache(maxsize=None)
+    def source(rel: str) -> str:
+        text = c.texts.get(rel)
+        if text is None:
+            try:
+                text = read_text(root, rel)
+            except OSError:
+                text = ""
+        return clean_source(text)
+    return source
+
+
 def add_contexts(c: Census, root: Path, cache: Cache,
-                 semfacts: dict[str, SemFacts]) -> float:
-    """The execution contexts of the functions that call down_trylock() on a
-    semaphore (the rule that decides a trylock's fate needs them), from the
-    census' call graph; returns the seconds it took."""
-    started = time.monotonic()
+                 semfacts: dict[str, SemFacts]) -> None:
+    """The execution contexts of the functions that call down_trylock() (the rule
+    that decides a trylock's fate needs them), from the census' call graph."""
     targets = {(o.path, o.func) for sf in semfacts.values() for o in sf.ops
                if o.op == "down_trylock" and o.func}
     if not targets or not Path(root).is_dir():
-        return 0.0
+        return
     graph = build_callgraph(c, root, cache, targets)
     for sf in semfacts.values():
         sf.ops = [dataclasses.replace(o, context=_context_text(graph.contexts(o.path, o.func)))
                   if (o.path, o.func) in targets and o.op == "down_trylock" else o
                   for o in sf.ops]
-    return time.monotonic() - started
+
+
+# The rules a pairing proof can overturn: everything they decide is asked again.
+PAIRING_RULES = frozenset({"lock.released_by_another_function",
+                           "lock.trylock_reached_from_interrupt",
+                           "lock.trylock_callers_not_followed",
+                           "lock.not_released_on_every_path"})
+
+
+def add_pairings(c: Census, root: Path, cache: Cache, semfacts: dict[str, SemFacts],
+                 ids: set[str]) -> None:
+    """For each binary semaphore of ids taken in one function and released in
+    another, the proof that one task does both (census.pairs), from one call
+    graph of their takers and releasers."""
+    pairs = {sid: _pair_targets(semfacts[sid]) for sid in sorted(ids)}
+    pairs = {sid: p for sid, p in pairs.items() if p[0] or p[1]}
+    targets = {n for takers, releasers, _, _ in pairs.values()
+               for n in set(takers) | releasers}
+    if not targets or not Path(root).is_dir():
+        return
+    graph = build_callgraph(c, root, cache, targets)
+    source = _clean_sources(c, Path(root))
+    for sid, (takers, releasers, downs, ups) in pairs.items():
+        semfacts[sid].pairing = prove_pairing(graph, takers, releasers, downs, ups, source)
+
+
+def classify_all(c: Census, root: Path, cache: Cache,
+                 semfacts: dict[str, SemFacts]) -> dict[str, Verdict]:
+    """The rules over every semaphore: first with the trylock contexts, then again
+    for those a pairing proof can change, with it (the call graph of the pairs
+    is only built for them)."""
+    add_contexts(c, root, cache, semfacts)
+    verdicts = {sid: classify(sf) for sid, sf in semfacts.items()}
+    again = {sid for sid, v in verdicts.items() if v.rule in PAIRING_RULES}
+    add_pairings(c, root, cache, semfacts, again)
+    for sid in again:
+        verdicts[sid] = classify(semfacts[sid])
+    return verdicts
 
 
 def join(c: Census, facts: dict[str, FileFacts]) -> dict[str, SemFacts]:
@@ -167,6 +289,9 @@ def run_audit(kernel: Path, cache_dir: Path, fresh: bool = False, jobs: int | No
     log.info("census: %d files can matter", len(files))
     c = take_census(root, files, cache=cache)
     t_census = time.monotonic() - started
+    if not c.sems and root == kernel:
+        raise TreeError(f"{kernel}: no struct semaphore found ({len(files)} file(s) "
+                        "mention the semaphore API): nothing to audit")
     log.info("census: %d semaphores, %d pointers, %d calls (%.1f s)", len(c.sems),
              len(c.pointers), len(c.ops), t_census)
     # spatch only reads the files that declare or touch a semaphore
@@ -178,11 +303,13 @@ def run_audit(kernel: Path, cache_dir: Path, fresh: bool = False, jobs: int | No
                           timeout=timeout, nice=nice, names=names)
     t_facts = time.monotonic() - started - t_census
     semfacts = join(c, facts)
-    t_graph = add_contexts(c, root, cache, semfacts)
+    graph_started = time.monotonic()
+    verdicts = classify_all(c, root, cache, semfacts)
+    t_graph = time.monotonic() - graph_started
     results = []
     for sid in sorted(semfacts):
         d = c.sems[sid]
-        results.append(SemResult(d, semfacts[sid], classify(semfacts[sid]), subsystem(d.path)))
+        results.append(SemResult(d, semfacts[sid], verdicts[sid], subsystem(d.path)))
     failures = sorted((ff for ff in facts.values() if ff.status != "ok"), key=lambda f: f.path)
     unresolved = [op for op in c.ops if op.via in ("unresolved", "ambiguous")]
     pointers = []

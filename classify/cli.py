@@ -162,7 +162,7 @@ def _add_marking(sub, common: argparse.ArgumentParser) -> None:
     marking = sub.add_parser(
         "marking", parents=[common],
         help="the series' arch_semaphore marking of the counting pool, generated "
-             "from the audit (kernel-patches/0004-…)",
+             "from the audit (kernel-patches/<major.minor>/0004-…)",
         description="Marks every semaphore the audit classes counting as struct "
                     "arch_semaphore (cocci/sem_to_arch.cocci) on top of the series "
                     "patches before the marking, and writes the result as that series "
@@ -175,11 +175,15 @@ def _add_marking(sub, common: argparse.ArgumentParser) -> None:
                          help="leave this counting semaphore unmarked (a challenge "
                               "boot); may be repeated")
     marking.add_argument("--out", type=Path,
-                         help="the patch file (default: the series' own "
-                              "kernel-patches/0004-…)")
+                         help="the patch file (default: the own 0004-… of the "
+                              "series of the tree's version, kernel-patches/<major.minor>/)")
     marking.add_argument("--check", action="store_true",
-                         help="then compile the files it is about on x86_64 "
-                              "allmodconfig + DEBUG_MUTEX_FULL, without and with it")
+                         help="then compile the files it is about on allmodconfig + "
+                              "DEBUG_MUTEX_FULL (x86_64, or the architecture that "
+                              "builds them), without and with it")
+    marking.add_argument("--check-only", action="store_true",
+                         help="no new marking: check the patch and the files of the "
+                              "last run (work/marking.json)")
     marking.add_argument("--build-dir", type=Path,
                          default=BUILD_ROOT / "allmodconfig-full",
                          help="persistent O= directory of the check (default: "

@@ -13,10 +13,17 @@ DEBUG_MUTEX_FULL makes it a debug mutex (a *challenge* of a counting semaphore, 
 This module maps lockdep names back to audit ids and turns the boots into one
 `runtime` record per semaphore:
 
-    clean          it ran (its lock class has operations) and no report names it
-    violated       a report names it (kind, title, boot)
-    not-exercised  compiled into the runtime kernel, never used by a workload
-    not-built      none of its files was compiled into the runtime kernel
+    exercised-clean            it ran (its lock class has operations) and no report
+                               names it
+    violated                   a report names it (kind, title, boot)
+    does-not-build-as-a-mutex  the kernel that leaves it a debug mutex does not compile
+                               (the compiler's line)
+    not-exercised              compiled into the runtime kernel, never used by a workload
+    not-built                  none of its files was compiled into the runtime kernel
+
+A scenario booted several times (`repeat`, for a report that depends on timing) gives
+one entry per boot; the record then lists every outcome seen and in how many of the
+boots (`repeats`).
 
 A lockdep name is mapped by where the semaphore was initialised, as the audit records
 it: "EXPR@file:line" (a sema_init() site, kernel-patches 0002 and 0008) by file and line
@@ -31,7 +38,9 @@ import re
 from dataclasses import dataclass, field
 
 SCHEMA = "sem2mutex-runtime-1"
-STATUSES = ("clean", "violated", "not-exercised", "not-built")
+STATUSES = ("exercised-clean", "violated", "does-not-build-as-a-mutex", "not-exercised",
+            "not-built")
+CLEAN, VIOLATED, NO_BUILD = STATUSES[0], STATUSES[1], STATUSES[2]
 
 _SUFFIX = re.compile(r"(?:#\d+)?(?:/\d+)?$")
 _SITE = re.compile(r"^(?P<expr>.+?)@(?P<file>[\w./+-]+\.[ch]):(?P<line>\d+)$")
@@ -180,6 +189,7 @@ class Boot:
     reports: list[dict] = field(default_factory=list)    # {kind, title, locks, frames, body}
     build_errors: list[str] = field(default_factory=list)   # a variant that did not build
     verdict: str = "completed"
+    scenario: str = ""                # the scenario (several boots when it repeats)
 
     @property
     def unmarked(self) -> str:
@@ -202,61 +212,124 @@ def exercised(boot: Boot, index: SemIndex) -> dict[str, dict]:
     return out
 
 
+def build_failures(boot: Boot, index: SemIndex) -> list[tuple[str, str]]:
+    """(id, the compiler's line) for a variant that did not build: each semaphore whose
+    initialisation site an error names, and the one the variant leaves unmarked (the
+    variant differs from trust, which built, by that one declaration only).  The same
+    lines go into the boot's record and the semaphore's."""
+    out = build_error_ids(boot.build_errors, index)
+    if boot.build_errors and boot.unmarked and boot.unmarked not in [i for i, _ in out]:
+        out.append((boot.unmarked, first_error(boot.build_errors)))
+    return out
+
+
+_COUNT_LINE = re.compile(r"^mutex_debug \S+ initialized with count .*")
+
+
+def report_detail(report: dict) -> str:
+    """What a report's body says beyond its title: the mutex_debug count warning."""
+    for line in report.get("body", []):
+        if m := _COUNT_LINE.match(line.strip()):
+            return m[0]
+    return ""
+
+
+def boot_entry(b: Boot, sid: str, ex: dict, reps: dict, failed: dict) -> dict | None:
+    """What one boot says about one semaphore, or None when it says nothing."""
+    if sid not in ex and sid not in reps and sid not in failed:
+        return None
+    e = {"boot": b.name, "ran_as": "semaphore" if sid in b.marked else "mutex"}
+    if sid in failed:
+        e.update(result="does-not-build", error=failed[sid])
+        return e
+    if sid in ex:
+        e.update(ops=ex[sid]["ops"], lock_class=ex[sid]["class"])
+    if sid in reps:
+        r = reps[sid][0]
+        e.update(result="violated", kind=r["kind"], title=r["title"])
+        if report_detail(r):
+            e["detail"] = report_detail(r)
+    else:
+        e["result"] = "clean"
+    return e
+
+
 def runtime_records(sems: list[dict], boots: list[Boot], built: set[str]) -> dict[str, dict]:
     """One record per semaphore of the audit (sems: its "semaphores" list); built: the
     .c files compiled into the runtime kernel(s)."""
     index = build_index(sems)
     per_boot = []
     for b in boots:
-        ex = exercised(b, index)
         reps: dict[str, list[dict]] = {}
         for r in b.reports:
             for sid in report_ids(r, index):
                 reps.setdefault(sid, []).append(r)
-        for sid, line in build_error_ids(b.build_errors, index):
-            reps.setdefault(sid, []).append({"kind": "build_error", "title": line})
-        if b.build_errors and b.unmarked and b.unmarked not in reps:
-            # the variant differs from trust (which built) by that one declaration only
-            reps[b.unmarked] = [{"kind": "build_error",
-                                 "title": first_error(b.build_errors)}]
-        per_boot.append((b, ex, reps))
+        per_boot.append((b, exercised(b, index), reps, dict(build_failures(b, index))))
     records: dict[str, dict] = {}
     for s in sorted(sems, key=lambda s: s["id"]):
         sid = s["id"]
         if not any(f in built for f in index.files.get(sid, ())):
-            records[sid] = {"status": "not-built",
-                            "files": list(index.files.get(sid, ()))}
+            records[sid] = {"status": "not-built", "files": list(index.files.get(sid, ()))}
             continue
-        entries = []
-        for b, ex, reps in per_boot:
-            if sid not in ex and sid not in reps:
-                continue
-            ran_as = "semaphore" if sid in b.marked else "mutex"
-            e = {"boot": b.name, "ran_as": ran_as}
-            if sid in ex:
-                e.update(ops=ex[sid]["ops"], lock_class=ex[sid]["class"])
-            if sid in reps:
-                r = reps[sid][0]
-                e.update(result="violated", kind=r["kind"], title=r["title"])
-            else:
-                e["result"] = "clean"
-            entries.append(e)
-        rec: dict = {"boots": entries}
-        violated = [e for e in entries if e["result"] == "violated"]
-        clean = [e for e in entries if e["result"] == "clean"]
-        if violated:
-            v = violated[0]
-            rec.update(status="violated", boot=v["boot"], kind=v["kind"], title=v["title"])
-        elif clean:
-            rec.update(status="clean", boot=clean[0]["boot"],
-                       evidence=f"{clean[0]['lock_class']}: OPS {clean[0]['ops']}")
-        else:
-            rec["status"] = "not-exercised"
-        rec["finding"] = finding(s["class"], entries)
-        if not rec["finding"]:
-            del rec["finding"]
+        entries = [e for b, ex, reps, failed in per_boot
+                   if (e := boot_entry(b, sid, ex, reps, failed)) is not None]
+        rec = status_of(entries)
+        if reps_ := repeats(sid, entries, boots):
+            rec["repeats"] = reps_
+        if why := finding(s["class"], entries):
+            rec["finding"] = why
         records[sid] = rec
     return records
+
+
+def status_of(entries: list[dict]) -> dict:
+    """The record's status from its boots: a report first, then a kernel that does not
+    build with it as a mutex, then a clean run."""
+    rec: dict = {"boots": entries}
+    by = {r: [e for e in entries if e["result"] == r]
+          for r in ("violated", "does-not-build", "clean")}
+    if by["violated"]:
+        v = by["violated"][0]
+        rec.update(status=VIOLATED, boot=v["boot"], kind=v["kind"], title=v["title"])
+        if v.get("detail"):
+            rec["detail"] = v["detail"]
+    elif by["does-not-build"]:
+        v = by["does-not-build"][0]
+        rec.update(status=NO_BUILD, boot=v["boot"], compiler=v["error"])
+    elif by["clean"]:
+        c = by["clean"][0]
+        rec.update(status=CLEAN, boot=c["boot"], evidence=f"{c['lock_class']}: OPS {c['ops']}")
+    else:
+        rec["status"] = "not-exercised"
+    return rec
+
+
+def outcome(e: dict | None) -> str:
+    if e is None:
+        return "not exercised"
+    if e["result"] == "violated":
+        return f"{e['kind']}: {e['title']}"
+    return {"clean": "clean", "does-not-build": "does not build"}[e["result"]]
+
+
+def repeats(sid: str, entries: list[dict], boots: list[Boot]) -> list[dict]:
+    """For each scenario booted more than once whose boots say something about sid:
+    every outcome seen and in how many of its boots, first seen first."""
+    by_name = {e["boot"]: e for e in entries}
+    groups: dict[str, list[Boot]] = {}
+    for b in boots:
+        groups.setdefault(b.scenario or b.name, []).append(b)
+    out = []
+    for scenario, group in groups.items():
+        if len(group) < 2 or not any(b.name in by_name for b in group):
+            continue
+        seen: dict[str, int] = {}
+        for b in group:
+            o = outcome(by_name.get(b.name))
+            seen[o] = seen.get(o, 0) + 1
+        out.append({"scenario": scenario, "boots": len(group),
+                    "outcomes": [{"outcome": o, "seen": n} for o, n in seen.items()]})
+    return out
 
 
 def finding(cls: str, entries: list[dict]) -> str:
@@ -285,18 +358,38 @@ def counts(records: dict[str, dict]) -> dict[str, int]:
     return out
 
 
+def repeat_text(rec: dict) -> str:
+    """"over 5 boots of runtime-btrfs-challenge: A 3, B 2 (depends on timing)"."""
+    parts = []
+    for r in rec.get("repeats", []):
+        seen = ", ".join(f"{o['outcome']} {o['seen']}" for o in r["outcomes"])
+        timing = " (depends on timing)" if len(r["outcomes"]) > 1 else " (every time)"
+        parts.append(f"over {r['boots']} boots of {r['scenario']}: {seen}{timing}")
+    return "; ".join(parts)
+
+
 def summary_line(rec: dict) -> str:
     """One line for the report tables."""
     st = rec.get("status", "?")
-    if st == "violated":
+    if st == VIOLATED:
         text = f"violated: {rec['kind']}: {rec['title']} ({rec['boot']})"
-    elif st == "clean":
-        text = f"clean: {rec.get('evidence', '')} ({rec['boot']})"
+        if rec.get("detail"):
+            text += f" [{rec['detail']}]"
+    elif st == NO_BUILD:
+        text = f"does not build as a mutex: {rec['compiler']} ({rec['boot']})"
+    elif st == CLEAN:
+        text = f"exercised, clean: {rec.get('evidence', '')} ({rec['boot']})"
     elif st == "not-built":
         text = "not-built: " + ", ".join(rec.get("files", [])[:3])
     else:
         text = st
-    others = [e for e in rec.get("boots", []) if e["boot"] != rec.get("boot")]
+    if rep := repeat_text(rec):
+        text += f"; {rep}"
+    shown = {rec.get("boot")} | {b["boot"] for b in rec.get("boots", [])
+                                 if any(b["boot"] != rec.get("boot") and b["boot"].rsplit(
+                                     ".", 1)[0] == r["scenario"]
+                                     for r in rec.get("repeats", []))}
+    others = [e for e in rec.get("boots", []) if e["boot"] not in shown]
     more = len(others) - 3
     for e in others[:3]:
         text += f"; {e['boot']} (as {e['ran_as']}): {e['result']}"
@@ -308,4 +401,21 @@ def summary_line(rec: dict) -> str:
         text += f"; {more} more boot(s)"
     if rec.get("finding"):
         text += f"; FINDING: {rec['finding']}"
+    return text
+
+
+def boots_line(boots: dict[str, dict]) -> str:
+    """How many kernels booted how many times, and which were never booted (the
+    "boots" of a runtime record)."""
+    booted = [b for b in boots.values() if b.get("verdict") not in ("not_built", "not_made")]
+    kernels = {b.get("variant") for b in booted}
+    failed = sorted({b.get("variant", "?") for b in boots.values()
+                     if b.get("verdict") == "not_built"})
+    not_made = sorted({b.get("variant", "?") for b in boots.values()
+                       if b.get("verdict") == "not_made"})
+    text = f"{len(booted)} boots of {len(kernels)} kernels"
+    if failed:
+        text += f"; {len(failed)} kernel(s) did not build, not booted: " + ", ".join(failed)
+    if not_made:
+        text += f"; {len(not_made)} variant(s) not made: " + ", ".join(not_made)
     return text

@@ -93,7 +93,9 @@ def combined_script(cocci_dir: Path, dest_dir: Path) -> tuple[Path, str]:
         bodies.append(f"// ---- {name}.cocci\n" + "\n".join(body))
     combined = "\n".join(virtuals) + "\n\n" + "\n\n".join(bodies) + "\n"
     version = spatch.version()
-    digest = hashlib.sha256((version + "\0" + combined).encode()).hexdigest()
+    # the macro hints change what spatch parses: part of the key
+    digest = hashlib.sha256((version + "\0" + spatch.macro_text() + "\0"
+                             + combined).encode()).hexdigest()
     dest_dir.mkdir(parents=True, exist_ok=True)
     path = dest_dir / f"sem2mutex-{digest[:16]}.cocci"
     if not path.exists():

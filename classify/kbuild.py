@@ -18,6 +18,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from classify import distcc
+from classify.arches import NATIVE, Arch, arch_of, builds_path, set_arch
+from classify.kconfig import (config_symbols, kconfig_depends, kconfig_true,  # noqa: F401
+                              sourced_if, unmet_depends)
 from classify.tree import TreeError
 
 log = logging.getLogger("sem2mutex.kbuild")
@@ -31,18 +35,8 @@ BUILD_ENV = {
     "LC_ALL": "C",
     "TZ": "UTC",
 }
-# ARCH= and the compilers of each architecture the toolkit builds for (the cross
-# compilers are Debian's gcc-<triplet> packages).
-ARCH_MAKE_ARGS = {
-    "x86_64": ["ARCH=x86_64", "CC=ccache gcc", "HOSTCC=gcc"],
-    "arm64": ["ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-",
-              "CC=ccache aarch64-linux-gnu-gcc", "HOSTCC=gcc"],
-}
-MAKE_ARGS = ARCH_MAKE_ARGS["x86_64"]
-# Kernel builds share the machine: run them at this niceness.
-MAKE_NICE = 15
-# the arch/ directories an ARCH=x86_64 build descends into
-BUILD_ARCH_DIRS = ("x86",)
+# x86_64's make arguments (a build directory's own: arches.arch_of(d).make_args())
+MAKE_ARGS = NATIVE.make_args()
 ALLMODCONFIG = "allmodconfig"
 # The forced options, as a KCONFIG_ALLCONFIG file in the O= directory, and the
 # hash of the request they were configured from.
@@ -61,9 +55,13 @@ class KbuildError(TreeError):
 
 
 def default_jobs() -> int:
-    """make -j: cores + 1, or S2M_JOBS (`make ... JOBS=2` on a shared machine)."""
-    if os.environ.get("S2M_JOBS", "").isdigit() and int(os.environ["S2M_JOBS"]) > 0:
-        return int(os.environ["S2M_JOBS"])
+    """make -j: SEM2MUTEX_JOBS (make's JOBS=, for a machine shared with others);
+    with DISTCC_HOSTS, the host list's total; else cores + 1."""
+    wanted = os.environ.get("SEM2MUTEX_JOBS", "")
+    if wanted.isdigit() and int(wanted) > 0:
+        return int(wanted)
+    if distcc.enabled(dict(os.environ)):
+        return distcc.jobs(dict(os.environ))
     return (os.cpu_count() or 1) + 1
 
 
@@ -98,132 +96,12 @@ def missing_options(requested: dict[str, str], actual: dict[str, str]) -> list[s
     return missing
 
 
-def _joined(text: str) -> str:
-    return re.sub(r"\\\n", " ", text)
-
-
-def config_symbols(tree: Path, rel: str, depth: int = 6) -> list[str]:
-    """The CONFIG_ symbols that put rel's object into the build, read from the
-    Makefiles: the object's line, the composite object it is part of, then the
-    line of each parent directory that descends into its directory."""
-    directory, want = Path(rel).parent, Path(rel).stem + ".o"
-    out: list[str] = []
-    for _ in range(depth):
-        mk = tree / directory / "Makefile"
-        if not mk.is_file():
-            mk = tree / directory / "Kbuild"
-        try:
-            text = _joined(mk.read_text(errors="replace"))
-        except OSError:
-            break
-        line = None
-        for m in re.finditer(r"^\s*([\w-]+?)-(\$\(CONFIG_(\w+)\)|y|m|objs)\s*[:+]?=(.*)$",
-                             text, re.M):
-            if re.search(rf"(?:^|\s){re.escape(want)}(?:\s|$)", m.group(4)):
-                line = m
-                break
-        if line is None:
-            break
-        if line.group(3):
-            out.append(f"CONFIG_{line.group(3)}")
-        if line.group(1) != "obj":          # part of a composite object
-            want = line.group(1) + ".o"
-            continue
-        if str(directory) in (".", ""):
-            break
-        want, directory = directory.name + "/", directory.parent
-    return list(dict.fromkeys(out))
-
-
 def config_values(dotconfig: Path) -> dict[str, str]:
     """A .config file as {CONFIG_X: value}; {} when there is none."""
     try:
         return parse_config_text(dotconfig.read_text(errors="replace"))
     except OSError:
         return {}
-
-
-def kconfig_depends(tree: Path, sym: str, near: str = ""
-                    ) -> tuple[str, list[str]] | None:
-    """(the Kconfig file, the `depends on` expressions) of `config SYM` (CONFIG_
-    prefix optional), looked for in the Kconfig files of near's directory and its
-    parents first, then anywhere in the tree (git grep); None when no entry
-    defines it."""
-    name = sym.removeprefix("CONFIG_")
-    entry = re.compile(rf"^\s*(?:menu)?config\s+{re.escape(name)}\s*$", re.M)
-    files: list[Path] = []
-    d = Path(near).parent if near else None
-    while d is not None:
-        files += sorted((tree / d).glob("Kconfig*"))
-        d = None if str(d) in (".", "") else d.parent
-    res = subprocess.run(["git", "-C", str(tree), "grep", "-l", "-E",
-                          rf"^\s*(menu)?config\s+{name}\s*$", "--", "*Kconfig*"],
-                         capture_output=True, text=True)
-    files += [tree / f for f in res.stdout.split()] if res.returncode == 0 else []
-    for f in dict.fromkeys(files):
-        try:
-            text = _joined(f.read_text(errors="replace"))
-        except OSError:
-            continue
-        m = entry.search(text)
-        if not m:
-            continue
-        block = re.split(r"^\s*(?:(?:menu)?config|choice|endchoice|menu|endmenu|if|endif|"
-                         r"source|comment)\b", text[m.end():], maxsplit=1, flags=re.M)[0]
-        return (str(f.relative_to(tree)),
-                [d.strip() for d in re.findall(r"^\s*depends\s+on\s+(.+)$", block, re.M)])
-    return None
-
-
-def kconfig_true(expr: str, values: dict[str, str]) -> bool | None:
-    """A Kconfig expression of symbols, !, &&, || and parentheses against a
-    .config (y and m are true); None for anything else (=, !=, strings)."""
-    if re.search(r"!=|[=<>\"']", expr):
-        return None
-    py = re.sub(r"\b([A-Za-z0-9_]+)\b",
-                lambda m: " True " if values.get(f"CONFIG_{m.group(1)}", "n") in ("y", "m")
-                else " False ", expr)
-    py = py.replace("&&", " and ").replace("||", " or ").replace("!", " not ")
-    if not re.fullmatch(r"[\s()]*(?:(?:True|False|and|or|not)[\s()]*)+", py):
-        return None
-    try:
-        return bool(eval(py, {"__builtins__": {}}))   # only True/False/and/or/not left
-    except SyntaxError:
-        return None
-
-
-def unmet_depends(exprs: list[str], values: dict[str, str]) -> list[str]:
-    """What of `depends on` exprs the configuration does not meet: the symbols
-    of a plain A && B chain that are not y/m, else each expression that is not
-    true (or cannot be evaluated here)."""
-    out: list[str] = []
-    for expr in exprs:
-        terms = [t.strip() for t in expr.split("&&")]
-        if all(re.fullmatch(r"[A-Za-z0-9_]+", t) for t in terms):
-            out += [t for t in terms if values.get(f"CONFIG_{t}", "n") not in ("y", "m")]
-        elif kconfig_true(expr, values) is not True:
-            out.append(expr)
-    return list(dict.fromkeys(out))
-
-
-def sourced_if(tree: Path, kconfig: str) -> str:
-    """The condition of the `if` block a Kconfig file is sourced in ("ARM ||
-    ARM64" for drivers/cpufreq/Kconfig.arm), "" when there is none."""
-    res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-F", f'source "{kconfig}"',
-                          "--", "*Kconfig*"], capture_output=True, text=True)
-    for hit in res.stdout.splitlines():
-        path, line = hit.split(":")[:2]
-        lines = (tree / path).read_text(errors="replace").splitlines()[:int(line) - 1]
-        depth = 0
-        for text in reversed(lines):
-            word = text.split()[0] if text.split() else ""
-            if word == "endif":
-                depth += 1
-            elif word == "if" and depth == 0:
-                return text.strip()[3:].strip()
-            elif word == "if":
-                depth -= 1
-    return ""
 
 
 def not_enabled(tree: Path, build_dir: Path, rel: str) -> str:
@@ -233,10 +111,10 @@ def not_enabled(tree: Path, build_dir: Path, rel: str) -> str:
     values = config_values(build_dir / ".config")
     if not values:
         return ""
-    parts = Path(rel).parts
+    parts, arch = Path(rel).parts, arch_of(build_dir)
     # arch/<other>/...: only that architecture's build descends there
-    if len(parts) > 2 and parts[0] == "arch" and parts[1] not in BUILD_ARCH_DIRS:
-        return f"{rel} belongs to ARCH={parts[1]}, not built on x86_64"
+    if not builds_path(arch, rel):
+        return f"{rel} belongs to ARCH={parts[1]}, not built on {arch.name}"
     for sym in config_symbols(tree, rel):
         if values.get(sym, "n") in ("y", "m"):
             continue
@@ -258,12 +136,13 @@ def why_not_built(tree: Path, build_dir: Path, rel: str,
     values = config_values(build_dir / ".config")
     syms = config_symbols(tree, rel)
     off = [s for s in syms if values.get(s, "n") == "n"]
+    on = arch_of(build_dir).name
     if off:
-        return (f"{', '.join(off)} not set by {target} on x86_64 "
+        return (f"{', '.join(off)} not set by {target} on {on} "
                 "(another architecture or an unmet dependency)")
     if syms:
-        return f"not built by {target} on x86_64 although {', '.join(syms)} is set"
-    return f"no Makefile entry found for it: not built by {target} on x86_64"
+        return f"not built by {target} on {on} although {', '.join(syms)} is set"
+    return f"no Makefile entry found for it: not built by {target} on {on}"
 
 
 # ------------------------------------------------------------------ make
@@ -323,6 +202,7 @@ class Compile:
     sparse: list[Diagnostic] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     elapsed: float = 0.0
+    arch: str = NATIVE.name     # the architecture of the build it was tried in
 
 
 def kbuild_env() -> dict[str, str]:
@@ -335,16 +215,22 @@ def kbuild_env() -> dict[str, str]:
 
 def make(tree: Path, build_dir: Path, *targets: str, jobs: int | None = None,
          extra: tuple[str, ...] = (), timeout: float | None = 3600,
-         out=None, arch: str = "x86_64") -> subprocess.CompletedProcess:
+         out=None) -> subprocess.CompletedProcess:
     """make in the O= directory, reproducible and through ccache; stderr goes into
     stdout so that each diagnostic stays after the kbuild line (CC, CHECK) of the
-    tool that printed it.  out: an open file to stream the output to instead;
-    arch: a key of ARCH_MAKE_ARGS."""
-    return subprocess.run(["nice", "-n", str(MAKE_NICE), "make", "-C", str(tree),
-                           f"O={build_dir}", *ARCH_MAKE_ARGS[arch],
-                           f"-j{jobs or default_jobs()}", *extra, *targets],
+    tool that printed it.  out: an open file to stream the output to instead.
+    The ARCH= (and cross compiler) is the build directory's (arches.arch_of);
+    with DISTCC_HOSTS, ccache hands its misses to distcc (classify.distcc)."""
+    env = kbuild_env()
+    try:
+        distcc.check_hosts(env, warn=False)
+    except distcc.DistccError as e:
+        raise KbuildError(str(e)) from None
+    return subprocess.run(["nice", "-n", "10", "make", "-C", str(tree), f"O={build_dir}",
+                           *arch_of(build_dir).make_args(), f"-j{jobs or default_jobs()}",
+                           *extra, *targets],
                           stdout=out or subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=timeout, env=kbuild_env())
+                          text=True, timeout=timeout, env={**env, **distcc.build_env(env)})
 
 
 @dataclass
@@ -358,21 +244,30 @@ class Configured:
 
 
 def ensure_config(tree: Path, build_dir: Path, forced: dict[str, str] | None = None,
-                  base: str = ALLMODCONFIG) -> Configured:
-    """`make <base>` with the forced options (KCONFIG_ALLCONFIG) in build_dir,
-    configured once and again only when the request changes, every forced option
-    checked in .config, then `make prepare`.  Raises KbuildError."""
+                  base: str = ALLMODCONFIG, arch: Arch = NATIVE) -> Configured:
+    """`make <base>` for arch with the forced options (KCONFIG_ALLCONFIG) in
+    build_dir, configured once and again only when the request changes, every
+    forced option checked in .config, then `make prepare`.  Raises KbuildError
+    (a cross compiler that is not installed included)."""
     started = time.monotonic()
     forced = dict(forced or {})
-    build_dir.mkdir(parents=True, exist_ok=True)
+    if arch.missing_compiler():
+        raise KbuildError(arch.missing_compiler())
+    try:
+        distcc.check_hosts(dict(os.environ))
+    except distcc.DistccError as e:
+        raise KbuildError(str(e)) from None
+    set_arch(build_dir, arch)
     text = "".join(format_option(s, forced[s]) + "\n" for s in sorted(forced))
-    digest = hashlib.sha256((base + "\0" + text).encode()).hexdigest()[:16]
+    # x86_64's hash is the one of the directories made before cross builds
+    salt = "" if arch is NATIVE else arch.name + "\0"
+    digest = hashlib.sha256((salt + base + "\0" + text).encode()).hexdigest()[:16]
     stamp, dot = build_dir / STAMP_FILE, build_dir / ".config"
     if not (dot.is_file() and stamp.is_file() and stamp.read_text().strip() == digest):
         stamp.unlink(missing_ok=True)
         allconfig = build_dir / FORCED_FILE
         allconfig.write_text(text)
-        log.info("configuring %s: %s%s", build_dir, base,
+        log.info("configuring %s: %s %s%s", build_dir, arch.name, base,
                  f" + {len(forced)} forced option(s)" if forced else "")
         res = make(tree, build_dir, base, extra=(f"KCONFIG_ALLCONFIG={allconfig}",))
         if res.returncode != 0:
@@ -394,6 +289,14 @@ def ensure_config(tree: Path, build_dir: Path, forced: dict[str, str] | None = N
 
 def compile_file(tree: Path, build_dir: Path, rel: str, logfile: Path | None = None,
                  sparse: bool = True, check_config: bool = True) -> Compile:
+    """_compile_file, the record naming the build's architecture."""
+    c = _compile_file(tree, build_dir, rel, logfile, sparse, check_config)
+    c.arch = arch_of(build_dir).name
+    return c
+
+
+def _compile_file(tree: Path, build_dir: Path, rel: str, logfile: Path | None = None,
+                  sparse: bool = True, check_config: bool = True) -> Compile:
     """make <dir>/<file>.o from scratch (with sparse, C=2, unless sparse is False).
     With check_config, an object the build's .config does not enable is not
     compiled at all ("not built here: <why>"): `make dir/file.o` would compile
@@ -445,13 +348,13 @@ def _chunks(output: str) -> dict[str, list[str]]:
 def compile_files(tree: Path, build_dir: Path, rels: list[str],
                   logfile: Path | None = None, sparse: bool = True,
                   check_config: bool = True) -> dict[str, Compile]:
-    """compile_file for several files in one make (-k, -j1): the same records, with
-    kbuild's start-up paid once instead of once per object.  With check_config,
+    """compile_file for several files in one make (-k; -j1, or distcc's -j): the
+    same records, with kbuild's start-up paid once instead of once per object.  With check_config,
     the files the .config does not enable are not compiled (as compile_file)."""
     off = {rel: why for rel in rels
            if check_config and (why := not_enabled(tree, build_dir, rel))}
-    skipped = {rel: Compile(rel, "not built", f"not built here: {why}", [], [], 0.0)
-               for rel, why in off.items()}
+    skipped = {rel: Compile(rel, "not built", f"not built here: {why}", [], [], 0.0,
+                            arch_of(build_dir).name) for rel, why in off.items()}
     rels = [rel for rel in rels if rel not in off]
     if len(rels) <= 1:
         return {**skipped, **{rel: compile_file(tree, build_dir, rel, logfile, sparse,
@@ -460,8 +363,12 @@ def compile_files(tree: Path, build_dir: Path, rels: list[str],
     objs = [rel[:-2] + ".o" for rel in rels]
     for obj in objs:
         (build_dir / obj).unlink(missing_ok=True)
-    res = make(tree, build_dir, *objs, jobs=1,
-               extra=("-k",) + (("C=2",) if sparse else ()))
+    # -j1 keeps each object's output after its CC line; through distcc, -j from
+    # the host list and make's --output-sync keep it so
+    jobs = default_jobs() if distcc.enabled(dict(os.environ)) else 1
+    res = make(tree, build_dir, *objs, jobs=jobs,
+               extra=("-k",) + (("--output-sync=target",) if jobs > 1 else ())
+               + (("C=2",) if sparse else ()))
     if logfile is not None:
         logfile.parent.mkdir(parents=True, exist_ok=True)
         logfile.write_text(res.stdout)
@@ -480,4 +387,7 @@ def compile_files(tree: Path, build_dir: Path, rels: list[str],
         else:
             out[rel] = Compile(rel, "not built", why_not_built(tree, build_dir, rel), [], [],
                                each)
+    arch = arch_of(build_dir).name
+    for c in out.values():
+        c.arch = arch
     return {**skipped, **out}

@@ -12,13 +12,17 @@ from pathlib import Path
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 COCCI_DIR = PROJECT_DIR / "cocci"
-SERIES_DIR = PROJECT_DIR / "kernel-patches"
-SERIES_FILE = SERIES_DIR / "series"
+# kernel-patches/<major.minor>/series: one series per base version
+# (classify/versions.py picks the one of a tree)
+SERIES_ROOT = PROJECT_DIR / "kernel-patches"
 REPORTS_DIR = PROJECT_DIR / "reports"
 QEMU_DIR = PROJECT_DIR / "qemu"
 
 WORK_DIR = PROJECT_DIR / "work"
 DEFAULT_KERNEL = WORK_DIR / "linux-6.1"
+# The trees `make setup` unpacks (Debian's linux-source-<v> packages), by base version;
+# TREE=6.12 names one of them.  Their audits are committed under reports/.
+SETUP_TREES = {"6.1": DEFAULT_KERNEL, "6.12": WORK_DIR / "linux-6.12"}
 DEFAULT_CACHE = WORK_DIR / "cache"
 PATCHES_DIR = WORK_DIR / "patches"
 BUILD_ROOT = WORK_DIR / "build"
@@ -26,9 +30,10 @@ TREES_DIR = WORK_DIR / "trees"
 
 
 def default_out(path: Path, version: str) -> Path:
-    """reports/ holds the committed audit of the default tree only; the audit of
-    any other tree (or file) goes to the work area, named after it."""
-    if path == DEFAULT_KERNEL.resolve():
+    """reports/ holds the committed audits of the trees `make setup` unpacks
+    (SETUP_TREES); the audit of any other tree (or file) goes to the work area,
+    named after it."""
+    if path in {p.resolve() for p in SETUP_TREES.values()}:
         return REPORTS_DIR / f"linux-{version}"
     name = version if version.startswith("file-") else f"{path.name}-{version}"
     return WORK_DIR / "reports" / name

@@ -4,10 +4,17 @@ conversion patches and the marking.
 One process per call, in its own session, so that a timeout kills spatch and its
 workers; the environment variables the project's scripts read are set only when
 asked for, never inherited from the caller.
+
+Every run gets the macro hints of cocci/macros.h (kernel macros that define
+functions or declare variables) after Coccinelle's own standard.h, as one builtin
+macro file (--macro-file-builtins, written once under work/): with --macro-file
+alone, spatch takes `static CLOSURE_CALLBACK(fn) {` for a declaration macro before
+it tries the definition, and loses the function.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -15,7 +22,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from classify.paths import COCCI_DIR
+from classify.paths import COCCI_DIR, WORK_DIR
+
+MACRO_FILE = COCCI_DIR / "macros.h"
+# where Debian's coccinelle keeps its standard.h (COCCINELLE_HOME overrides)
+COCCINELLE_HOME = Path(os.environ.get("COCCINELLE_HOME", "/usr/lib/coccinelle"))
 
 # The variables our semantic patches read (the semaphore a script is about, the
 # census' semaphore names): a caller's own values must not leak into a run.
@@ -37,10 +48,32 @@ def script_path(name: str) -> Path:
     return COCCI_DIR / f"{name}.cocci"
 
 
+def macro_text(macro_file: Path | None = None) -> str:
+    """Coccinelle's standard.h followed by our hints: the builtin macro file."""
+    try:
+        standard = (COCCINELLE_HOME / "standard.h").read_text(errors="replace")
+    except OSError:
+        standard = ""
+    return standard + "\n" + Path(macro_file or MACRO_FILE).read_text()
+
+
+def macro_args(dest_dir: Path = WORK_DIR / "spatch") -> list[str]:
+    """["--macro-file-builtins", <standard.h + cocci/macros.h>], the file written
+    once per content under dest_dir."""
+    text = macro_text()
+    path = Path(dest_dir) / f"macros-{hashlib.sha256(text.encode()).hexdigest()[:16]}.h"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return ["--macro-file-builtins", str(path)]
+
+
 def run(args: list[str], cwd: Path, timeout: float, nice: int = 0,
         env: dict[str, str] | None = None) -> SpatchRun:
-    """spatch ARGS in cwd, killed after timeout seconds."""
-    cmd = ["spatch", *args]
+    """spatch ARGS in cwd (with the macro hints), killed after timeout seconds."""
+    cmd = ["spatch", *macro_args(), *args]
     if nice:
         cmd = ["nice", "-n", str(nice), *cmd]
     environ = {k: v for k, v in os.environ.items() if k not in SCRIPT_ENV}

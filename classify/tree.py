@@ -1,7 +1,7 @@
 """The kernel trees sem2mutex works on.
 
-Two kinds: the pristine Debian 6.1 tree that ``make setup`` unpacks into the work
-area, and any tree a maintainer names with ``KERNEL=``.  A user's tree is only ever
+Two kinds: the pristine Debian trees (6.1 and 6.12) that ``make setup`` unpacks into
+the work area, and any tree a maintainer names with ``KERNEL=``.  A user's tree is only ever
 read; whatever has to change it (``git am`` of the series, a conversion patch, a
 build) works on a git worktree or a copy under the work area.
 
@@ -137,10 +137,11 @@ def prepare_pristine(tarball: Path, dest: Path) -> KernelTree:
         return check_kernel_tree(dest)
     if dest.exists():
         raise TreeError(f"{dest}: exists but is not a finished sem2mutex tree: "
-                        "remove it (`make clean-tree`) and run `make setup` again")
+                        f"remove it (rm -rf {dest}) and run `make setup` again")
     if not tarball.is_file():
+        package = tarball.name.split(".tar")[0]
         raise TreeError(f"{tarball}: not found: install it with "
-                        "`apt-get install linux-source-6.1` (or run `make setup`)")
+                        f"`apt-get install {package}` (or run `make setup`)")
     dest.parent.mkdir(parents=True, exist_ok=True)
     require_free_space(dest.parent)
 

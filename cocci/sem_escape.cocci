@@ -95,9 +95,10 @@ print("SEM2MUTEX " + json.dumps({"fact": "escape", "expr": E, "name": sem2mutex_
       sort_keys=True))
 @script:python depends on facts@
 E << sem_escape_a.E;
+X << sem_escape_a.X;
 p << sem_escape_a.p;
 @@
 import json
 print("SEM2MUTEX " + json.dumps({"fact": "escape", "expr": E, "name": sem2mutex_last_name(E), "to": "an assignment",
-      "func": p[0].current_element, "file": p[0].file, "line": int(p[0].line), "col": int(p[0].column)},
-      sort_keys=True))
+      "lhs": X, "func": p[0].current_element, "file": p[0].file, "line": int(p[0].line),
+      "col": int(p[0].column)}, sort_keys=True))

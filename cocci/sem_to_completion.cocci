@@ -15,7 +15,9 @@
 /// ("ret = down_interruptible(E);", "int ret = ...;", "return ...;") it is
 /// rewritten as "wait_for_completion_interruptible(E) ? -EINTR : 0" so the
 /// value passed on stays -EINTR (a maintainer may prefer -ERESTARTSYS: that is
-/// a change of behaviour, left to them).  Any other form is refused.
+/// a change of behaviour, left to them).  Where the stored value is only
+/// tested afterwards, the toolkit drops the mapping again
+/// (classify/convert/tested.py).  Any other form is refused.
 /// down_timeout(E, J) returns 0 on success and -ETIME on timeout, while
 /// wait_for_completion_timeout() returns 0 on timeout: "if (down_timeout(E,
 /// J))" and "if (!down_timeout(E, J))" become the negated test, and a stored or

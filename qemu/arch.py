@@ -2,8 +2,9 @@
 
 x86_64 boots a bzImage on QEMU's default PC with the 8250 UART; arm64 boots the
 uncompressed Image on `-M virt -cpu cortex-a57` with the PL011 UART.  Both run under
-TCG here.  The make arguments (ARCH=, CROSS_COMPILE=) are classify.kbuild's
-ARCH_MAKE_ARGS; the userspace of the initramfs (busybox and our static helpers) comes
+TCG here.  What builds the kernel (ARCH=, CROSS_COMPILE=, the compiler) is
+classify.arches', the one table of architectures: this one adds only what booting
+needs.  The userspace of the initramfs (busybox and our static helpers) comes
 from Debian: busybox-static of the same architecture, gcc or its cross compiler.
 """
 
@@ -12,21 +13,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from classify.kbuild import ARCH_MAKE_ARGS
+from classify import arches
 from classify.paths import WORK_DIR
 
 
 @dataclass(frozen=True)
 class Arch:
-    name: str                       # the kbuild ARCH= (a key of ARCH_MAKE_ARGS)
+    name: str                       # a key of classify.arches.ARCHES
     image_target: str               # make target
     image: Path                     # relative to the O= directory
     qemu: str                       # the QEMU system binary
     machine: tuple[str, ...]        # machine and CPU arguments
     console: str                    # the serial console device
     busybox: Path                   # a static busybox for this architecture
-    cc: str                         # compiles the static initramfs helpers
     packages: str                   # what `apt-get install` gives the tools above
+
+    @property
+    def kbuild(self) -> arches.Arch:
+        """The build side: make arguments, cross compiler (set_arch on its O= dirs)."""
+        return arches.ARCHES[self.name]
+
+    @property
+    def cc(self) -> str:
+        """Compiles the static initramfs helpers: the kernel's (cross) gcc."""
+        return self.kbuild.gcc
 
     @property
     def default(self) -> bool:
@@ -40,14 +50,14 @@ class Arch:
 ARCHES = {
     "x86_64": Arch("x86_64", "bzImage", Path("arch/x86/boot/bzImage"),
                    "/usr/bin/qemu-system-x86_64", (), "ttyS0", Path("/bin/busybox"),
-                   "gcc", "qemu-system-x86 busybox-static gcc"),
+                   "qemu-system-x86 busybox-static gcc"),
     "arm64": Arch("arm64", "Image", Path("arch/arm64/boot/Image"),
                   "/usr/bin/qemu-system-aarch64", ("-M", "virt", "-cpu", "cortex-a57"),
-                  "ttyAMA0", WORK_DIR / "arm64" / "busybox", "aarch64-linux-gnu-gcc",
+                  "ttyAMA0", WORK_DIR / "arm64" / "busybox",
                   "qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross "
                   "(busybox-static:arm64, unpacked by make setup)"),
 }
-assert set(ARCHES) == set(ARCH_MAKE_ARGS)
+assert set(ARCHES) <= set(arches.ARCHES)
 
 
 def get_arch(name: str) -> Arch:

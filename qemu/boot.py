@@ -7,7 +7,8 @@ Per boot, work/boots/<scenario>.json (sorted, stable) and <scenario>.log (the co
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,12 +19,15 @@ from qemu.common import DEFAULT_KERNEL, WORK_DIR, Timer, dumps
 from qemu.config import ConfigRequest, ConfigResult, ConfigStatus, configure
 from qemu.rootfs import InitramfsResult, InitramfsStatus, make_initramfs, request_for
 from qemu.run import RunRequest, RunResult, RunStatus, probe_kvm, run_qemu
-from qemu.scenarios import Evaluation, Scenario, evaluate
+from qemu.scenarios import Evaluation, Scenario, console_problems, evaluate
 from qemu.source import Source, kernel_key, prepare_source
 
 log = logging.getLogger("sem2mutex.qemu.boot")
 
 BOOTS_DIR = WORK_DIR / "boots"
+# QEMU/TCG boots at once: one per core of the 2-core machines the project runs on; each
+# boot is one single-threaded vCPU, so two of them take the two cores.
+PARALLEL_BOOTS = 2
 
 
 @dataclass
@@ -58,7 +62,7 @@ def build_kernel(source: Source, fragments: tuple[str, ...], arch: str = "x86_64
     if cres.status is not ConfigStatus.SUCCESS:
         return Kernel(fragments, cres, None,
                       [f"config {cres.status.value}: {e}" for e in cres.errors])
-    bres = build(BuildRequest(source.tree, bdir, arch=arch))
+    bres = build(BuildRequest(source.tree, bdir, jobs=2))   # -j2: a shared 2-core machine
     problems = [] if bres.status is BuildStatus.SUCCESS else (
         [f"build failed ({bres.log}):"] + bres.errors)
     return Kernel(fragments, cres, bres, problems)
@@ -68,12 +72,15 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
                   accel: str = "tcg", out_dir: Path = BOOTS_DIR,
                   extra_args: tuple[str, ...] = (), qmp: Path | None = None,
                   evaluator: Callable[[Scenario, parse.ParsedLog], Evaluation] = evaluate,
-                  arch: str = "x86_64") -> BootResult:
-    """Boot one scenario; extra_args (devices), qmp and evaluator serve the runtime set."""
+                  name: str = "", arch: str = "x86_64") -> BootResult:
+    """Boot one scenario; extra_args (devices), qmp, evaluator and name (the boot's,
+    for its log and json, when a scenario is booted several times) serve the runtime
+    set."""
+    name = name or sc.name
     out_dir.mkdir(parents=True, exist_ok=True)
-    log_path = out_dir / f"{sc.name}.log"
+    log_path = out_dir / f"{name}.log"
     record: dict = {
-        "scenario": sc.name, "fragments": list(sc.fragments), "append": sc.append(),
+        "scenario": sc.name, "boot": name, "fragments": list(sc.fragments), "append": sc.append(),
         "kernel": str(source.kernel), "series": source.series, "smp": sc.vcpus(),
         "arch": arch,
         "config_hash": kernel.config.config_hash,
@@ -94,7 +101,8 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
                                               sc.append(), sc.timeout, accel=accel,
                                               memory_mb=sc.memory, smp=sc.vcpus(),
                                               extra_args=extra_args, qmp=qmp,
-                                              keys=sc.keys, arch=arch))
+                                              keys=sc.keys, silence=sc.silence,
+                                              arch=arch))
         record["stages"]["run"] = {"status": rres.status, "elapsed": rres.elapsed,
                                    "returncode": rres.returncode, "errors": rres.errors,
                                    "command": rres.command}
@@ -102,8 +110,10 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
             problems += rres.errors
         else:
             with Timer() as t:
-                parsed = parse.parse_log(log_path.read_text(errors="replace"))
+                text = log_path.read_text(errors="replace")
+                parsed = parse.parse_log(text)
                 ev: Evaluation = evaluator(sc, parsed)
+                ev.problems += console_problems(sc, parse.clean_lines(text))
             record["stages"]["parse"] = {"elapsed": t.elapsed}
             record.update(parsed=parsed, verdict=parsed.verdict)
             verdict = parsed.verdict
@@ -118,19 +128,29 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
     record["problems"] = problems
     for rep in record.get("parsed").reports if record.get("parsed") else []:
         rep.body = rep.body[:60]
-    json_path = out_dir / f"{sc.name}.json"
+    json_path = out_dir / f"{name}.json"
     json_path.write_text(dumps(record))
     parsed_ = record.get("parsed")
-    return BootResult(sc.name, not problems, verdict, problems, json_path,
+    return BootResult(name, not problems, verdict, problems, json_path,
                       [f"{r.kind}: {r.title}" for r in parsed_.reports] if parsed_ else [],
                       record["stages"].get("run", {}).get("elapsed", 0.0), sc.fragments,
                       {k: v["elapsed"] for k, v in record["stages"].items()})
 
 
+def in_parallel(jobs: Iterable[Callable[[], BootResult]],
+                workers: int = PARALLEL_BOOTS) -> list[BootResult]:
+    """Run boot jobs, at most `workers` at once; the results in the jobs' order."""
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [pool.submit(job) for job in jobs]
+        return [f.result() for f in futures]
+
+
 def boot_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL, accel: str = "tcg",
-              out_dir: Path = BOOTS_DIR, arch: str = "x86_64") -> list[BootResult]:
-    """Every scenario; each distinct fragment set is configured and built once, for
-    arch (x86_64, arm64)."""
+              out_dir: Path = BOOTS_DIR, workers: int = PARALLEL_BOOTS,
+              arch: str = "x86_64") -> list[BootResult]:
+    """Every scenario; each distinct fragment set is configured and built once for
+    arch (x86_64, arm64), all before the first boot, then the boots run `workers` at
+    a time."""
     try:
         source = prepare_source(kernel)
     except TreeError as err:
@@ -141,24 +161,35 @@ def boot_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL, accel: s
                     "(fragments that need the series will be reported Missing)", kernel)
     initramfs = make_initramfs(request_for(arch))
     kernels: dict[tuple[str, ...], Kernel] = {}
-    results = []
-    for sc in (s.for_arch(arch) for s in scenarios):
+    scenarios = [s.for_arch(arch) for s in scenarios]
+    for sc in scenarios:
         if sc.fragments not in kernels:
             kernels[sc.fragments] = build_kernel(source, sc.fragments, arch)
-        k = kernels[sc.fragments]
-        use = accel
-        if accel == "kvm" and arch != "x86_64":
-            use = accel = "tcg"
-            log.info("kvm: x86_64 only here; %s boots under tcg", arch)
-        if accel == "kvm" and k.ok and initramfs.image:
-            assert k.build is not None and k.build.image
-            if not probe_kvm(k.build.image, initramfs.image, out_dir / "kvm-probe.log"):
-                use = "tcg"
-            accel = use   # probe once
-        results.append(boot_scenario(sc, k, initramfs, source, use, out_dir, arch=arch))
-        r = results[-1]
-        log.info("%s: %s (%s)", sc.name, "PASS" if r.passed else "FAIL", r.verdict)
-    return results
+    if accel == "kvm" and arch != "x86_64":
+        # the machines here are x86_64: an arm64 guest has no KVM to use
+        log.info("kvm: x86_64 only here; %s boots under tcg", arch)
+        accel = "tcg"
+    if accel == "kvm":
+        accel = kvm_or_tcg(list(kernels.values()), initramfs, out_dir)
+
+    def job(sc: Scenario) -> Callable[[], BootResult]:
+        def run() -> BootResult:
+            r = boot_scenario(sc, kernels[sc.fragments], initramfs, source, accel, out_dir,
+                              arch=arch)
+            log.info("%s: %s (%s)", sc.name, "PASS" if r.passed else "FAIL", r.verdict)
+            return r
+        return run
+    return in_parallel([job(sc) for sc in scenarios], workers)
+
+
+def kvm_or_tcg(kernels: list[Kernel], initramfs: InitramfsResult, out_dir: Path) -> str:
+    """kvm when a probe boot of a built kernel proves it works, else tcg."""
+    k = next((k for k in kernels if k.ok), None)
+    if k is None or not initramfs.image:
+        return "tcg"
+    assert k.build is not None and k.build.image
+    return "kvm" if probe_kvm(k.build.image, initramfs.image, out_dir / "kvm-probe.log") \
+        else "tcg"
 
 
 def result_lines(results: list[BootResult]) -> list[str]:

@@ -1,5 +1,7 @@
 """Stage 2, build: the boot image (x86_64 bzImage, arm64 Image) in a persistent O=
-directory, with ccache, -j cores+1 (S2M_JOBS).
+directory, with ccache, -j cores+1 (SEM2MUTEX_JOBS).  The architecture is the
+directory's own (classify.arches.arch_of: configure wrote it), so that the make
+arguments and the image always agree with the .config.
 
 A failed build is reported by name with the compiler/linker lines that matter (and
 their next lines), not as a traceback; the whole make output is kept in
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from qemu.arch import get_arch
 from qemu.common import WORK_DIR, Timer
+from classify.arches import arch_of
 from classify.kbuild import default_jobs, make
 
 log = logging.getLogger("sem2mutex.qemu.build")
@@ -36,7 +39,6 @@ class BuildRequest:
     build_dir: Path
     jobs: int = field(default_factory=default_jobs)
     target: str = ""          # "": the arch's boot image (bzImage, Image); words: several
-    arch: str = "x86_64"
 
 
 @dataclass
@@ -74,14 +76,14 @@ def error_lines(output: str, limit: int = 40) -> list[str]:
 
 def build(req: BuildRequest) -> BuildResult:
     with Timer() as t:
-        arch = get_arch(req.arch)
+        arch = get_arch(arch_of(req.build_dir).name)
         targets = (req.target or arch.image_target).split()
         logfile = req.build_dir / "build.log"
         log.info("building %s (make -j%d %s)", req.build_dir.name, req.jobs,
                  " ".join(targets))
         with logfile.open("w") as out:
             res = make(req.tree, req.build_dir, *targets, jobs=req.jobs,
-                       timeout=None, out=out, arch=req.arch)
+                       timeout=None, out=out)
     if res.returncode != 0:
         return BuildResult(BuildStatus.FAILURE, t.elapsed, None,
                            error_lines(logfile.read_text(errors="replace")), logfile)

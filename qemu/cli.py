@@ -193,7 +193,7 @@ def _dispatch(args: argparse.Namespace) -> int:
                                               accel=args.accel)
         print(runtime.summary(rresults, data, {sc.name: list(sc.about) for sc in scenarios}))
         return 0 if all(r.passed for r in rresults) else 1
-    results = boot_test(scenarios, args.kernel, args.accel, out, args.arch)
+    results = boot_test(scenarios, args.kernel, args.accel, out, arch=args.arch)
     print(summary(results))
     return 0 if all(r.passed for r in results) else 1
 

@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from classify.paths import DEFAULT_KERNEL, PROJECT_DIR, QEMU_DIR, SERIES_FILE, WORK_DIR
+from classify.paths import DEFAULT_KERNEL, PROJECT_DIR, QEMU_DIR, WORK_DIR
 
 CONFIGS_DIR = QEMU_DIR / "configs"
 SCENARIOS_DIR = QEMU_DIR / "scenarios"
 INITRAMFS_SRC = QEMU_DIR / "initramfs"
-__all__ = ["DEFAULT_KERNEL", "PROJECT_DIR", "SERIES_FILE", "WORK_DIR", "CONFIGS_DIR",
+__all__ = ["DEFAULT_KERNEL", "PROJECT_DIR", "WORK_DIR", "CONFIGS_DIR",
            "SCENARIOS_DIR", "INITRAMFS_SRC", "Timer", "dumps", "to_jsonable"]
 
 

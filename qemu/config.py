@@ -18,6 +18,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from classify import arches
 from classify.kbuild import format_option, make, missing_options, parse_config_text
 from qemu.common import CONFIGS_DIR, Timer
 
@@ -116,7 +117,8 @@ def _configure(req: ConfigRequest) -> ConfigResult:
         return ConfigResult(ConfigStatus.CONFLICT, 0.0, errors=str(err).splitlines())
     chash = fragments_hash(merged, _tree_head(req.tree) + ("" if req.arch == "x86_64"
                                                            else "\0" + req.arch))
-    req.build_dir.mkdir(parents=True, exist_ok=True)
+    # every make in the directory (this one's, the build's) takes its ARCH= from here
+    arches.set_arch(req.build_dir, arches.ARCHES[req.arch])
     dot = req.build_dir / ".config"
     stamp = req.build_dir / ".s2m-config-hash"
     if dot.is_file() and stamp.is_file() and stamp.read_text().strip() == chash:
@@ -126,7 +128,7 @@ def _configure(req: ConfigRequest) -> ConfigResult:
     stamp.unlink(missing_ok=True)
     log.info("configuring %s: %s tinyconfig + %s", req.build_dir.name, req.arch,
              " + ".join(req.fragments))
-    res = make(req.tree, req.build_dir, "tinyconfig", arch=req.arch)
+    res = make(req.tree, req.build_dir, "tinyconfig")
     if res.returncode != 0:
         return ConfigResult(ConfigStatus.FAILURE, 0.0, chash,
                             ["make tinyconfig failed:"] + _tail(res.stdout))
@@ -134,7 +136,7 @@ def _configure(req: ConfigRequest) -> ConfigResult:
         f.write("\n# sem2mutex fragments: " + " ".join(req.fragments) + "\n")
         for sym in sorted(merged):
             f.write(format_option(sym, merged[sym]) + "\n")
-    res = make(req.tree, req.build_dir, "olddefconfig", arch=req.arch)
+    res = make(req.tree, req.build_dir, "olddefconfig")
     if res.returncode != 0:
         return ConfigResult(ConfigStatus.FAILURE, 0.0, chash,
                             ["make olddefconfig failed:"] + _tail(res.stdout))

@@ -2,8 +2,9 @@
 own configuration.
 
 Stages, each a function of a small request: the source (a worktree of KERNEL with
-kernel-patches/series, the marking included: qemu.source), the configuration (the
-user's .config merged with the mode-full and full-lockdep fragments by the tree's own
+the series of its version, kernel-patches/<major.minor>/series, the marking
+included: qemu.source), the configuration (the user's .config merged with the
+mode-full and full-lockdep fragments by the tree's own
 scripts/kconfig/merge_config.sh, `make olddefconfig`, every requested option checked:
 qemu.userconfig), the build (the arch's boot image, `modules` too with MODULES=1), and
 on request a boot of the image to our initramfs in QEMU.  One persistent O= directory
@@ -24,6 +25,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from classify import arches
 from classify.kbuild import (config_values, default_jobs, kconfig_depends, make,
                              sourced_if)
 from qemu import userconfig
@@ -84,8 +86,8 @@ def request_hash(user_text: str, fragment_files: list[Path], head: str, arch: st
     return digest.hexdigest()[:16]
 
 
-def merge(tree: Path, build_dir: Path, user_config: Path, fragment_files: list[Path],
-          arch: str) -> tuple[int, str]:
+def merge(tree: Path, build_dir: Path, user_config: Path, fragment_files: list[Path]
+          ) -> tuple[int, str]:
     """merge_config.sh -m (merge only), then make olddefconfig; (status, output)."""
     build_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "KCONFIG_CONFIG": str(build_dir / ".config")}
@@ -96,7 +98,7 @@ def merge(tree: Path, build_dir: Path, user_config: Path, fragment_files: list[P
     output = res.stdout + res.stderr
     if res.returncode != 0:
         return res.returncode, output
-    old = make(tree, build_dir, "olddefconfig", arch=arch)
+    old = make(tree, build_dir, "olddefconfig")
     return old.returncode, output + old.stdout
 
 
@@ -110,6 +112,9 @@ def configure(req: FullKernelRequest, tree: Path, build_dir: Path, arch: str
     head = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"],
                           capture_output=True, text=True).stdout.strip()
     digest = request_hash(user_text, files, head, arch)
+    # olddefconfig and the build take their ARCH= from the directory: written before
+    # the stamp is read, so that a directory configured before it existed gets it too
+    arches.set_arch(build_dir, arches.ARCHES[arch])
     stamp, record = build_dir / STAMP, build_dir / RECORD
     result = FullKernelResult(FullStatus.CONFIGURED, arch, build_dir, tree)
     if stamp.is_file() and stamp.read_text().strip() == digest and record.is_file():
@@ -120,7 +125,7 @@ def configure(req: FullKernelRequest, tree: Path, build_dir: Path, arch: str
         stamp.unlink(missing_ok=True)
         log.info("merging %s with %s (merge_config.sh), make olddefconfig", name,
                  " + ".join(FRAGMENTS))
-        status, output = merge(tree, build_dir, req.config, files, arch)
+        status, output = merge(tree, build_dir, req.config, files)
         if status != 0:
             tail = [ln for ln in output.splitlines() if ln.strip()][-3:]
             return FullKernelResult(FullStatus.FAILURE, arch, build_dir, tree, errors=[
@@ -171,7 +176,7 @@ def full_kernel(req: FullKernelRequest) -> FullKernelResult:
         _record(result)
         return result
     targets = [get_arch(arch).image_target] + (["modules"] if req.modules else [])
-    bres = build(BuildRequest(source.tree, build_dir, req.jobs, " ".join(targets), arch))
+    bres = build(BuildRequest(source.tree, build_dir, req.jobs, " ".join(targets)))
     seconds["build"] = bres.elapsed
     if bres.status is not BuildStatus.SUCCESS:
         result.status = FullStatus.FAILURE

@@ -111,7 +111,8 @@ REPORT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [(k, re.compile(p)) for k, 
     ("warning", r"^WARNING: CPU: \d+ PID: \d+ at (?P<loc>\S+) (?P<func>\S+)"),
     ("warning", r"^WARNING: at (?P<loc>\S+) (?P<func>\S+)"),      # before 3.10
     ("panic", r"^Kernel panic - not syncing: "),
-    ("hang", r"^" + re.escape(HARNESS_PREFIX) + r"timeout after "),
+    # the harness killed QEMU: at the deadline, or a console silent for too long
+    ("hang", r"^" + re.escape(HARNESS_PREFIX) + r"(?:timeout after |no console output for )"),
 ]]
 
 # A headline of kind B right after an open report of kind A belongs to A (within N lines):
@@ -239,6 +240,7 @@ def find_reports(lines: list[str]) -> list[Report]:
         # warning of a mutex_debug (kernel-patches 0002) names the semaphore there
         if kind == "warning" and i and (mm := _COUNT_WARN.match(lines[i - 1].strip())):
             rep.locks.insert(0, _lock(mm["lock"], "involved", "", ""))
+            rep.body.insert(0, lines[i - 1].strip())     # the count, for the record
         if reports and _same_event(reports[-1], rep):
             continue
         reports.append(rep)

@@ -43,6 +43,7 @@ KEY_NAMES = ("a", "s", "d", "f", "j", "k", "l", "spc")
 class RunStatus(enum.Enum):
     EXITED = "exited"              # QEMU ended by itself with status 0 (reboot/panic)
     TIMEOUT = "timeout"            # killed by the harness at the deadline
+    SILENT = "silent"              # killed: no console output for RunRequest.silence s
     QEMU_MISSING = "qemu_missing"
     QEMU_FAILED = "qemu_failed"    # QEMU ended with a non-zero status / signal
 
@@ -63,6 +64,7 @@ class RunRequest:
     extra_args: tuple[str, ...] = ()     # devices: disks, NICs, USB (runtime scenarios)
     qmp: Path | None = None              # QMP socket path (with keys)
     keys: int = 0                        # key presses sent through QMP on KEYS_TRIGGER
+    silence: float = 0.0                 # > 0: kill QEMU after so long without a line
 
 
 @dataclass
@@ -121,6 +123,29 @@ def send_keys(path: Path, count: int, timeout: float = 10.0) -> str:
     return f"keys: {len(names)} pressed" + (f", {len(bad)} refused: {bad[0]}" if bad else "")
 
 
+def wait_or_kill(proc: subprocess.Popen, req: RunRequest, last_line: list[float]) -> str:
+    """Wait for QEMU to end: "exited", or "timeout" / "silent" (no console line for
+    req.silence seconds) after killing its whole process group."""
+    deadline = time.monotonic() + req.timeout
+    ended = "exited"
+    while proc.poll() is None:
+        now = time.monotonic()
+        if now >= deadline:
+            ended = "timeout"
+        elif req.silence > 0 and now - last_line[0] >= req.silence:
+            ended = "silent"
+        else:
+            time.sleep(0.05)
+            continue
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        break
+    return ended
+
+
 def run_qemu(req: RunRequest) -> RunResult:
     cmd = qemu_command(req)
     if req.command is None and shutil.which(cmd[0]) is None:
@@ -139,12 +164,14 @@ def run_qemu(req: RunRequest) -> RunResult:
         log.info("booting (%s, timeout %.0f s): %s", req.accel, req.timeout, req.log_path)
         stderr_chunks: list[bytes] = []
         notes: list[str] = []
+        last_line = [time.monotonic()]
 
         def tee() -> None:
             assert proc.stdout is not None
             for raw in iter(proc.stdout.readline, b""):
                 text = raw.decode("utf-8", "replace").replace("\r", "").rstrip("\n")
                 lines.append(text)
+                last_line[0] = time.monotonic()
                 out.write(text + "\n")
                 out.flush()
                 if req.keys and req.qmp is not None and text.endswith(KEYS_TRIGGER):
@@ -159,23 +186,17 @@ def run_qemu(req: RunRequest) -> RunResult:
                    threading.Thread(target=drain, daemon=True)]
         for th in threads:
             th.start()
-        timed_out = False
-        try:
-            proc.wait(timeout=req.timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
+        ended = wait_or_kill(proc, req, last_line)
         for th in threads:
             th.join(timeout=5)
         elapsed = t.now()
         stderr = b"".join(stderr_chunks).decode("utf-8", "replace").strip()
-        if timed_out:
+        if ended == "timeout":
             status = RunStatus.TIMEOUT
             marker = f"timeout after {req.timeout:.0f} s, killed qemu"
+        elif ended == "silent":
+            status = RunStatus.SILENT
+            marker = f"no console output for {req.silence:.0f} s, killed qemu"
         elif proc.returncode != 0:
             status = RunStatus.QEMU_FAILED
             marker = f"qemu exited with status {proc.returncode}"
@@ -190,6 +211,8 @@ def run_qemu(req: RunRequest) -> RunResult:
         errors = [f"{cmd[0]} exited with status {proc.returncode}"] + stderr.splitlines()[-10:]
     elif status is RunStatus.TIMEOUT:
         errors = [f"no end of boot after {req.timeout:.0f} s (hang); last console lines:"]
+    elif status is RunStatus.SILENT:
+        errors = [f"no console output for {req.silence:.0f} s (hang); last console lines:"]
     log.info("qemu: %s after %.1f s", status.value, t.elapsed)
     return RunResult(status, t.elapsed, proc.returncode, req.log_path, lines[-50:], errors, cmd)
 

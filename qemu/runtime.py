@@ -37,15 +37,15 @@ from pathlib import Path
 from classify import evidence as rt
 from classify.paths import slug
 from classify.tree import TreeError, check_kernel_tree
-from qemu import parse
-from qemu.boot import BOOTS_DIR, BootResult, Kernel, boot_scenario, result_lines
+from qemu import parse, runrecord
+from qemu.boot import BOOTS_DIR, BootResult, Kernel, boot_scenario, in_parallel, result_lines
 from qemu.build import BuildRequest, BuildResult, BuildStatus, build
 from qemu.common import DEFAULT_KERNEL, PROJECT_DIR, WORK_DIR, Timer, dumps
 from qemu.config import ConfigRequest, ConfigStatus, configure
 from qemu.rootfs import InitramfsRequest, InitramfsStatus, make_initramfs
 from qemu.scenarios import Evaluation, Scenario
 from qemu.source import Source, prepare_source
-from qemu.variants import Variant, checkout, make_variants, plan_variants
+from qemu.variants import TREE, Variant, checkout, make_variants, plan_variants
 
 log = logging.getLogger("sem2mutex.qemu.runtime")
 
@@ -134,16 +134,11 @@ def evaluate_runtime(sc: Scenario, parsed: parse.ParsedLog, index: rt.SemIndex,
         if got != "ok":
             problems.append(f"workload step {step}: {got or 'absent'}")
     for r in parsed.reports:
-        ids = rt.report_ids(parse_report_dict(r), index)
+        ids = rt.report_ids(runrecord.parse_report_dict(r), index)
         if not ids or any(i in marked for i in ids):
             problems.append(f"report not about a debug-mutex semaphore: {r.kind}: {r.title}"
                             f" (line {r.line}; {', '.join(ids) or 'no semaphore named'})")
     return Evaluation(not problems, problems)
-
-
-def parse_report_dict(r: parse.Report) -> dict:
-    return {"kind": r.kind, "title": r.title, "frames": list(r.frames), "body": list(r.body),
-            "locks": [{"name": lk.name, "lock_class": lk.lock_class} for lk in r.locks]}
 
 
 # ------------------------------------------------------------------ the whole set
@@ -152,9 +147,19 @@ def audit_path(version: str) -> Path:
     return PROJECT_DIR / "reports" / f"linux-{version}" / "audit.json"
 
 
+def record_path(kernel: Path, version: str, apath: Path) -> Path:
+    """runtime.json: beside the committed audit for the default tree, else in work/."""
+    if kernel == DEFAULT_KERNEL.resolve():
+        return apath.parent / "runtime.json"
+    return WORK_DIR / "reports" / f"{kernel.name}-{version}" / "runtime.json"
+
+
 def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
                  out_dir: Path = BOOTS_DIR, record: Path | None = None,
                  accel: str = "tcg") -> tuple[list[BootResult], dict]:
+    """Build each variant, boot its scenarios (two at a time, each as often as it
+    repeats), keep every boot's log or build error in the artifacts directory and
+    derive runtime.json from it (runrecord.derive), after every variant."""
     kernel = Path(kernel).resolve()
     version = check_kernel_tree(kernel).version
     apath = audit_path(version)
@@ -170,8 +175,12 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
     initramfs = make_initramfs(InitramfsRequest())
     if initramfs.status is not InitramfsStatus.SUCCESS:
         raise TreeError("initramfs: " + "; ".join(initramfs.errors))
+    record = record or record_path(kernel, version, apath)
+    arts = runrecord.Artifacts(runrecord.artifacts_dir(record), {
+        "kernel_version": version, "config": "+".join(FRAGMENTS), "trust_marks": sorted(marks)})
+    arts.start()
+    ours = {f for files in index.files.values() for f in files}
     results: list[BootResult] = []
-    boots: list[rt.Boot] = []
     built: set[str] = set()
     times: dict[str, float] = {}
     data: dict = {}
@@ -184,126 +193,88 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
             log.info("runtime: variant %s: %s in %.0f s", name,
                      "built" if v.image else "NOT BUILT", t.elapsed)
         if v.image is not None and name == "trust":
-            built = built_sources()
-        for sc in [s for s in scenarios if s.variant == name]:
-            if v.refused:
-                results.append(BootResult(sc.name, False, "not_built", [
-                    f"variant {name} not made: {v.refused}"], fragments=FRAGMENTS))
-            else:
-                results.append(boot_one(sc, v, source, index, initramfs, out_dir, accel))
-            boots.append(boot_record(sc, v, out_dir))
+            built = built_sources() & ours
+        mine = [s for s in scenarios if s.variant == name]
+        with Timer() as t:
+            results += boot_variant(mine, v, source, index, initramfs, out_dir, accel)
+        times[f"boots {name}"] = t.elapsed
+        for sc in mine:
+            keep_artifacts(arts, sc, v, out_dir)
         # after every variant: a run cut short still leaves its evidence
-        data = write_record(audit, index, version, marks, boots, built, record, kernel, apath,
-                            list(variants.values()))
-    times["boots"] = round(sum(r.run_elapsed for r in results), 1)
+        arts.write(runrecord.variant_records(list(variants.values())), built)
+        data = runrecord.derive(audit, arts.directory)
+        save_record(data, record)
+    times["boots"] = round(sum(v for k, v in times.items() if k.startswith("boots ")), 1)
     RUNTIME_DIR.mkdir(parents=True, exist_ok=True)
     (RUNTIME_DIR / "times.json").write_text(dumps(times))
-    data_times = times
-    log.info("runtime: builds %.0f s (%s), boots %.0f s", sum(v for k, v in data_times.items()
-             if k.startswith("build")), ", ".join(f"{k[6:]} {v:.0f} s" for k, v in
-                                                 data_times.items() if k.startswith("build")),
-             data_times["boots"])
+    log.info("runtime: builds %.0f s (%s), boots %.0f s wall", sum(
+        v for k, v in times.items() if k.startswith("build ")), ", ".join(
+        f"{k[6:]} {v:.0f} s" for k, v in times.items() if k.startswith("build ")),
+        times["boots"])
     return results, data
 
 
-def variant_records(variants: list[Variant]) -> dict[str, dict]:
-    """What each variant marks: trust the ids its marking committed and those it could
-    not mark (why); an unmark:<id> the id it leaves unmarked, or why it was not made."""
-    out: dict[str, dict] = {}
-    for v in variants:
-        if not v.name.startswith("unmark:"):       # trust (or triage's series)
-            out[v.name] = {"marked": sorted(v.marked), "not_marked": dict(v.not_marked)}
+def boot_variant(scs: list[Scenario], v: Variant, source: Source, index: rt.SemIndex,
+                 initramfs, out_dir: Path, accel: str) -> list[BootResult]:
+    """Every boot of the scenarios of one variant, PARALLEL_BOOTS at a time."""
+    def job(sc: Scenario, name: str):
+        if v.refused:
+            return lambda: BootResult(name, False, "not_built", [
+                f"variant {v.name} not made: {v.refused}"], fragments=FRAGMENTS)
+        return lambda: boot_one(sc, v, source, index, initramfs, out_dir, accel, name)
+    return in_parallel([job(sc, n) for sc in scs for n in sc.boot_names()])
+
+
+def keep_artifacts(arts: runrecord.Artifacts, sc: Scenario, v: Variant,
+                   out_dir: Path) -> None:
+    """Each boot's evidence into the artifacts: its console log, the variant's compiler
+    errors when it did not build, or nothing when it was not made."""
+    for name in sc.boot_names():
+        if v.refused:
+            arts.add_not_made(name, sc.name, v.name)
+        elif v.image is None:
+            arts.add_build_errors(name, sc.name, v.name, slug(v.name), v.errors, TREE)
         else:
-            out[v.name] = {"unmarks": v.name.split(":", 1)[1]}
-            if v.refused:
-                out[v.name]["not_made"] = v.refused
-    return out
-
-
-def record_data(audit: dict, index: rt.SemIndex, version: str, marks: list[str],
-                boots: list[rt.Boot], built: set[str], variants: list[Variant] = ()) -> dict:
-    """The stable record of the boots so far (no times): what runtime.json holds, and
-    what `python3 -m qemu triage --record` writes for one log."""
-    records = rt.runtime_records(audit["semaphores"], boots, built)
-    return {
-        "schema": rt.SCHEMA, "kernel_version": version, "config": "+".join(FRAGMENTS),
-        "trust_marks": sorted(marks),
-        "boots": {b.name: {"variant": b.variant, "verdict": b.verdict,
-                           "reports": [{"kind": r["kind"], "title": r["title"],
-                                        "ids": rt.report_ids(r, index)} for r in b.reports],
-                           "build_errors": [ln for _, ln in
-                                            rt.build_error_ids(b.build_errors, index)]}
-                  for b in boots},
-        "counts": rt.counts(records),
-        "semaphores": records,
-        "variants": variant_records(list(variants)),
-    }
+            arts.add_log(name, sc.name, v.name, out_dir / f"{name}.log")
 
 
 def save_record(data: dict, record: Path) -> None:
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    record.write_text(runrecord.dumps_record(data))
     log.info("runtime: wrote %s (run `make audit` to show it in the report)", record)
 
 
-def write_record(audit: dict, index: rt.SemIndex, version: str, marks: list[str],
-                 boots: list[rt.Boot], built: set[str], record: Path | None, kernel: Path,
-                 apath: Path, variants: list[Variant] = ()) -> dict:
-    """runtime.json: the stable record of the boots so far (no times)."""
-    data = record_data(audit, index, version, marks, boots, built, variants)
-    if record is None:
-        record = (apath.parent / "runtime.json" if kernel == DEFAULT_KERNEL.resolve()
-                  else WORK_DIR / "reports" / f"{kernel.name}-{version}" / "runtime.json")
-    save_record(data, record)
-    return data
-
-
 def boot_one(sc: Scenario, v: Variant, source: Source, index: rt.SemIndex, initramfs,
-             out_dir: Path, accel: str) -> BootResult:
+             out_dir: Path, accel: str, name: str = "") -> BootResult:
+    name = name or sc.name
     if v.image is None:
         named = rt.build_error_ids(v.errors, index) or [
             (v.name.split(":", 1)[1], rt.first_error(v.errors))]
         if sc.verdict == "not_built" and any(sid in sc.about for sid, _ in named):
-            return BootResult(sc.name, True, "not_built", [], fragments=FRAGMENTS,
-                              reports=[f"build_error: {ln}" for _, ln in named])
-        return BootResult(sc.name, False, "not_built", [f"variant {v.name} did not build:"]
+            return BootResult(name, True, "not_built", [], fragments=FRAGMENTS,
+                              reports=[f"does not build as a mutex: {ln}" for _, ln in named])
+        return BootResult(name, False, "not_built", [f"variant {v.name} did not build:"]
                           + v.errors[:20], fragments=FRAGMENTS)
     disk = None
     errors: list[str] = []
     if sc.disk:
-        disk = RUNTIME_DIR / "disks" / f"{sc.name}.img"
+        disk = RUNTIME_DIR / "disks" / f"{name}.img"
         errors = make_disk(sc.disk, disk)
     if errors:
-        return BootResult(sc.name, False, "not_booted", errors, fragments=FRAGMENTS)
+        return BootResult(name, False, "not_booted", errors, fragments=FRAGMENTS)
     assert v.build is not None
     kernel = Kernel(FRAGMENTS, _config_ok(), BuildResult(BuildStatus.SUCCESS, v.build.elapsed,
                                                          v.image))
-    qmp = (RUNTIME_DIR / f"{sc.name}.qmp") if sc.keys else None
+    qmp = (RUNTIME_DIR / f"{name}.qmp") if sc.keys else None
     return boot_scenario(sc, kernel, initramfs, source, accel, out_dir,
                          extra_args=tuple(device_args(sc, disk)), qmp=qmp,
-                         evaluator=lambda s, p: evaluate_runtime(s, p, index, v.marked))
+                         evaluator=lambda s, p: evaluate_runtime(s, p, index, v.marked),
+                         name=name)
 
 
 def _config_ok():
     from qemu.config import ConfigResult
     return ConfigResult(ConfigStatus.SUCCESS, 0.0, skipped=True)
-
-
-def boot_record(sc: Scenario, v: Variant, out_dir: Path) -> rt.Boot:
-    if v.refused:       # no kernel: no evidence about anything
-        return rt.Boot(sc.name, v.name, v.marked, verdict="not_made")
-    if v.image is None:
-        return rt.Boot(sc.name, v.name, v.marked, build_errors=v.errors, verdict="not_built")
-    log_path = out_dir / f"{sc.name}.log"
-    text = log_path.read_text(errors="replace") if log_path.is_file() else ""
-    return log_boot(sc.name, v.name, v.marked, text)
-
-
-def log_boot(name: str, variant: str, marked: frozenset[str], text: str) -> rt.Boot:
-    """One boot's evidence from its console log: lockdep classes, reports, verdict."""
-    parsed = parse.parse_log(text)
-    return rt.Boot(name, variant, marked, rt.lockdep_classes(parse.clean_lines(text)),
-                   [parse_report_dict(r) for r in parsed.reports], verdict=parsed.verdict)
 
 
 def summary(results: list[BootResult], data: dict, about: dict[str, list[str]]) -> str:
@@ -318,7 +289,9 @@ def summary(results: list[BootResult], data: dict, about: dict[str, list[str]]) 
     for sid in sorted({i for ids in about.values() for i in ids}):
         lines.append(f"runtime: {sid}: {rt.summary_line(recs.get(sid, {'status': '?'}))}")
     c = data["counts"]
+    lines.append("runtime: " + rt.boots_line(data.get("boots", {})))
     lines.append("runtime: " + ", ".join(f"{k} {c[k]}" for k in rt.STATUSES))
     passed = sum(r.passed for r in results)
     lines.append(f"boot-test: {passed} passed, {len(results) - passed} failed")
     return "\n".join(lines)
+

@@ -8,12 +8,16 @@ A scenario is a TOML file in qemu/scenarios/:
     cmdline = "mutex_rule_check=abba"                          # kernel command line extra
     steps = []                                                 # /init steps (see init)
     timeout = 120                                              # seconds, from outside
+    silence = 0                    # > 0: a console silent that long is a hang (killed)
     smp = 1                        # QEMU vCPUs; 0 = as many as this machine has cores
     [expect]
     verdict = "completed"          # completed | panic | hang
     ktap_all_ok = true             # every KTAP result ok (and at least one KUnit test)
     ktap = { "s2m-init/boot" = "ok" }          # path -> status, for named results
     reports = [ { kind = "circular_locking", title = "circular locking" } ]
+    # optional: a report's lock class must contain `lock`; lines the console must show
+    # reports = [ { kind = "bad_unlock_balance", title = "...", lock = "partial_md" } ]
+    console = ["mutex_rule_check: partial: plain semaphores"]
 
 Runtime scenarios (`set = "runtime"`, booted by `boot-test --set runtime`, see runtime.py)
 add what the exercised subsystem needs, and which kernel variant they boot:
@@ -26,6 +30,7 @@ add what the exercised subsystem needs, and which kernel variant they boot:
     usb_keyboard = true            # qemu-xhci + usb-kbd; `keys` presses through QMP
     keys = 16
     memory = 512
+    repeat = 5                     # boot it 5 times: a report that depends on timing
 
 What another architecture's kernel prints differently is said per architecture, with
 why (the rest of [expect] still holds):
@@ -56,9 +61,11 @@ from qemu.parse import ParsedLog, Report
 class ExpectedReport:
     kind: str
     title: str = ""
+    lock: str = ""                 # a substring of one of the report's lock classes
 
     def matches(self, report: Report) -> bool:
-        return report.kind == self.kind and self.title in report.title
+        return report.kind == self.kind and self.title in report.title and (
+            not self.lock or any(self.lock in lk.lock_class for lk in report.locks))
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,7 @@ class Scenario:
     ktap_all_ok: bool = False
     ktap: dict[str, str] = field(default_factory=dict)
     reports: tuple[ExpectedReport, ...] = ()
+    console: tuple[str, ...] = ()  # substrings, each of some console line
     standard: bool = True          # part of `boot-test` without --scenario
     smp: int = 1                   # QEMU vCPUs; 0 = the host's cores (vcpus())
     set: str = ""                  # "runtime": a member of `boot-test --set runtime`
@@ -83,9 +91,17 @@ class Scenario:
     usb_keyboard: bool = False     # runtime: qemu-xhci + usb-kbd
     keys: int = 0                  # runtime: key presses sent through QMP
     memory: int = 256              # MiB
+    silence: float = 0.0           # > 0: so many seconds without console output = hang
+    repeat: int = 1                # runtime: boots of the same kernel and workload
     # arch -> (why, the reports expected there instead)
     arch_reports: dict[str, tuple[str, tuple[ExpectedReport, ...]]] = field(
         default_factory=dict)
+
+    def boot_names(self) -> list[str]:
+        """One name per boot: the scenario's, or NAME.1 .. NAME.N when it repeats."""
+        if self.repeat <= 1:
+            return [self.name]
+        return [f"{self.name}.{i}" for i in range(1, self.repeat + 1)]
 
     def for_arch(self, arch: str) -> "Scenario":
         """The scenario as booted on arch: its [expect.<arch>] reports, if any."""
@@ -118,18 +134,21 @@ def scenario_from_dict(name: str, data: dict) -> Scenario:
         verdict=exp.get("verdict", "completed"), ktap_all_ok=bool(exp.get("ktap_all_ok")),
         ktap=dict(exp.get("ktap", {})),
         reports=_reports(exp.get("reports", [])),
+        console=tuple(exp.get("console", [])),
         standard=bool(data.get("standard", True)), smp=int(data.get("smp", 1)),
         set=str(data.get("set", "")), variant=str(data.get("variant", "trust")),
         about=tuple(data.get("about", [])), disk=str(data.get("disk", "")),
         netdev=bool(data.get("netdev", False)),
         usb_keyboard=bool(data.get("usb_keyboard", False)), keys=int(data.get("keys", 0)),
-        memory=int(data.get("memory", 256)),
+        memory=int(data.get("memory", 256)), silence=float(data.get("silence", 0)),
+        repeat=int(data.get("repeat", 1)),
         arch_reports={arch: (str(over.get("why", "")), _reports(over.get("reports", [])))
                       for arch, over in exp.items() if arch in ARCHES})
 
 
 def _reports(items: list[dict]) -> tuple[ExpectedReport, ...]:
-    return tuple(ExpectedReport(r["kind"], r.get("title", "")) for r in items)
+    return tuple(ExpectedReport(r["kind"], r.get("title", ""), r.get("lock", ""))
+                 for r in items)
 
 
 def load_scenario(name: str, directory: Path = SCENARIOS_DIR) -> Scenario:
@@ -155,6 +174,12 @@ def named_set(name: str, directory: Path = SCENARIOS_DIR) -> list[str]:
     return [n for n in list_scenarios(directory) if load_scenario(n, directory).set == name]
 
 
+def console_problems(sc: Scenario, lines: list[str]) -> list[str]:
+    """The console lines the scenario expects that the log does not show (pure)."""
+    return [f"console line missing: {want!r}" for want in sc.console
+            if not any(want in ln for ln in lines)]
+
+
 def evaluate(sc: Scenario, parsed: ParsedLog) -> Evaluation:
     problems: list[str] = []
     if parsed.verdict != sc.verdict:
@@ -168,9 +193,8 @@ def evaluate(sc: Scenario, parsed: ParsedLog) -> Evaluation:
             unmatched.remove(hit)
     # A report the scenario expects may repeat (e.g. one per CPU); only other kinds are
     # unexpected.
-    expected_kinds = {(e.kind, e.title) for e in sc.reports}
     for r in unmatched:
-        if not any(k == r.kind and t in r.title for k, t in expected_kinds):
+        if not any(e.matches(r) for e in sc.reports):
             problems.append(f"unexpected report: {r.kind}: {r.title} (line {r.line})")
     leaves = {path: st for doc in parsed.ktap for path, st in doc.leaves()}
     for path, want in sorted(sc.ktap.items()):

@@ -1,8 +1,8 @@
 """The kernel source a boot builds from: a worktree of --kernel with the series applied.
 
 The user's tree is never modified: classify.tree.make_worktree gives a private worktree
-(or copy) under work/trees/, and kernel-patches/series (when it exists) is applied there
-with `git am`.  A stamp records base commit + series hash + resulting HEAD, so a second
+(or copy) under work/trees/, and the series of the tree's version
+(kernel-patches/<major.minor>/series, classify.versions) is applied there with `git am`.  A stamp records base commit + series hash + resulting HEAD, so a second
 run with nothing changed leaves the worktree (and its file mtimes) alone and the
 incremental build stays a matter of seconds.
 """
@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from classify.tree import GIT_ENV, TreeError, check_kernel_tree, git, git_am, make_worktree
-from qemu.common import DEFAULT_KERNEL, SERIES_FILE, WORK_DIR
+from classify.versions import series_file as series_of
+from qemu.common import DEFAULT_KERNEL, WORK_DIR
 
 log = logging.getLogger("sem2mutex.qemu.source")
 
@@ -37,7 +38,7 @@ def kernel_key(kernel: Path) -> str:
     return hashlib.sha1(str(kernel).encode()).hexdigest()[:8]
 
 
-def read_series(series_file: Path = SERIES_FILE) -> list[Path]:
+def read_series(series_file: Path) -> list[Path]:
     """Patch paths listed in a quilt-style series file (comments and blanks skipped)."""
     if not series_file.is_file():
         return []
@@ -53,10 +54,14 @@ def _git(tree: Path, *args: str) -> str:
     return git(tree, *args, env=GIT_ENV).strip()
 
 
-def prepare_source(kernel: Path = DEFAULT_KERNEL, series_file: Path = SERIES_FILE,
+def prepare_source(kernel: Path = DEFAULT_KERNEL, series_file: Path | None = None,
                    trees_dir: Path = WORK_DIR / "trees") -> Source:
+    """series_file: default the series of the tree's version (a TreeError naming
+    the versions there are when it has none)."""
     kernel = Path(kernel).resolve()
     check_kernel_tree(kernel)
+    if series_file is None:
+        series_file = series_of(kernel)
     kkey = kernel_key(kernel)
     dest = trees_dir / ("qemu" if not kkey else f"qemu-{kkey}")
     patches = read_series(series_file)

@@ -13,7 +13,7 @@ static verdict:
                                        of our /init) and no report names it
 
 With --record OUT it writes the boot's runtime record, in the format of the runtime
-set's runtime.json (qemu.runtime.record_data), for `make audit` to take in.
+set's runtime.json (qemu.runrecord.record_data), for `make audit` to take in.
 
 Which semaphores ran as a debug mutex depends on the kernel: the log's
 `s2m.scenario=NAME` names a runtime scenario and so its variant (trust: the counting
@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 from classify import evidence as rt
-from qemu import parse, runtime
+from qemu import parse, runrecord, runtime
 from qemu.common import PROJECT_DIR
 from qemu.scenarios import list_scenarios, load_scenario, named_set
 from qemu.variants import Variant, marking_pool
@@ -175,16 +175,17 @@ def exercised_items(boot: rt.Boot, index: rt.SemIndex, sems: dict, records: dict
 
 
 def triage(text: str, audit: dict, name: str, variant: str, marked: frozenset[str],
-           marks: list[str], built: set[str] | None) -> dict:
+           marks: list[str], built: set[str] | None, scenario: str = "") -> dict:
     """Everything triage says about one log (pure): the reports read, the semaphores
     that ran without a report, and the runtime record of the boot."""
     sems = {s["id"]: s for s in audit["semaphores"]}
     index = rt.build_index(audit["semaphores"])
-    boot = runtime.log_boot(name, variant, marked, text)
+    boot = runrecord.log_boot(name, variant, marked, text, scenario)
     if built is None:           # unknown: whatever the log does not show is not-exercised
         built = {f for files in index.files.values() for f in files}
-    record = runtime.record_data(audit, index, audit.get("kernel_version", "?"), marks,
-                                 [boot], built, [Variant(variant, marked=marked)])
+    record = runrecord.record_data(audit, audit.get("kernel_version", "?"), marks, [boot],
+                                   built, runrecord.variant_records([Variant(
+                                       variant, marked=marked)]), "+".join(runtime.FRAGMENTS))
     parsed = parse.parse_log(text).reports
     reports = report_items(boot, parsed, index, sems, record["semaphores"])
     reported = {lk["id"] for r in reports for lk in r["locks"] if lk["id"]}
@@ -283,6 +284,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     sems = {s["id"]: s for s in audit["semaphores"]}
     name, variant = boot_of(text, args.log.stem)
+    scenario = name
     name, variant = args.boot or name, args.variant or variant
     try:
         marks = trust_marks(sems) if variant != "series" else []
@@ -291,7 +293,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"triage: error: {err}", file=sys.stderr)
         return 2
     built = read_built(args.built) if args.built else None
-    result = triage(text, audit, name, variant, marked, marks, built)
+    result = triage(text, audit, name, variant, marked, marks, built, scenario)
     if args.record:
         runtime.save_record(result["record"], args.record)
     if args.json:

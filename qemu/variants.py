@@ -12,8 +12,9 @@
   not made.
 
 The marking commits are made in a private worktree (work/trees/runtime-marking) and
-recorded in its stamp, keyed by the tree before 0004, the semaphores, the script and
-the patches after 0004, so a second run reuses them (the marking takes minutes).  Each
+recorded in its stamp, keyed by the tree before 0004, the semaphores and the script,
+so a second run reuses them (the marking takes minutes); the patches after 0004 are
+keyed apart, and a change of them only puts them back on the marking with `git am`.  Each
 variant's marked ids are the ones whose marking commit it holds.  All commits have a
 fixed identity and date: the same inputs give the same commits, so switching the build
 worktree (work/trees/runtime) between variants rewrites only the files that differ.
@@ -35,7 +36,8 @@ from classify.convert.marking import (MARKING_NAME, SCRIPT, SUBJECT, Mark, Marki
                                       mark_commits, place_in_series)
 from classify.tree import GIT_ENV, TreeError, git, git_am
 from qemu.build import BuildResult
-from qemu.common import SERIES_FILE, WORK_DIR
+from classify.versions import series_dir as series_dir_of
+from qemu.common import WORK_DIR
 from qemu.scenarios import Scenario
 from qemu.source import Source
 
@@ -43,7 +45,6 @@ log = logging.getLogger("sem2mutex.qemu.variants")
 
 TREE = WORK_DIR / "trees" / "runtime"                   # the build worktree
 MARK_TREE = WORK_DIR / "trees" / "runtime-marking"     # where the variants are made
-SERIES_DIR = SERIES_FILE.parent
 
 
 @dataclass
@@ -82,14 +83,20 @@ def marking_pool(sems: dict[str, dict], marks: list[str]) -> list[dict]:
     return [sems[i] for i in sorted(ids)]
 
 
-def marking_key(base: str, pool: list[dict], after: list[Path]) -> dict:
+def marking_key(base: str, pool: list[dict]) -> dict:
     """What the trust marking depends on: the tree it starts from, the semaphores
-    (as the audit records them), the script, and the series patches put back after."""
+    (as the audit records them) and the script."""
     digest = hashlib.sha1(json.dumps(pool, sort_keys=True).encode())
     digest.update(spatch.script_path(SCRIPT).read_bytes())
+    return {"base": base, "ids": [s["id"] for s in pool], "digest": digest.hexdigest()}
+
+
+def after_key(after: list[Path]) -> str:
+    """What the series put back after the marking depends on: its patches."""
+    digest = hashlib.sha1()
     for p in after:
         digest.update(p.name.encode() + b"\0" + p.read_bytes())
-    return {"base": base, "ids": [s["id"] for s in pool], "digest": digest.hexdigest()}
+    return digest.hexdigest()
 
 
 def has_commits(repo: Path, commits: list[str]) -> bool:
@@ -101,47 +108,57 @@ def has_commits(repo: Path, commits: list[str]) -> bool:
     return True
 
 
-def read_stamp(stamp: Path, key: dict, repo: Path) -> tuple[str, dict[str, Mark]] | None:
-    """The trust commit and marks a stamp records for key, when all its commits are
-    still in repo; else None."""
+def read_stamp(stamp: Path, key: dict, repo: Path) -> dict | None:
+    """What a stamp records for key (the marked commit, the marks, and the trust commit
+    made from them with the patches after), when its commits are still in repo."""
     try:
         old = json.loads(stamp.read_text())
         if old["key"] != key:
             return None
-        marks = {i: Mark(**m) for i, m in old["marks"].items()}
+        old["marks"] = {i: Mark(**m) for i, m in old["marks"].items()}
+        commits = [old["marked"]] + [m.commit for m in old["marks"].values() if m.commit]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    commits = [old["trust"]] + [m.commit for m in marks.values() if m.commit]
-    return (old["trust"], marks) if has_commits(repo, commits) else None
+    return old if has_commits(repo, commits) else None
 
 
 def trust_marking(source: Source, pool: list[dict], tree: Path = MARK_TREE,
-                  series_dir: Path = SERIES_DIR) -> tuple[str, dict[str, Mark]]:
+                  series_dir: Path | None = None) -> tuple[str, dict[str, Mark]]:
     """(the trust commit, id -> Mark): the series up to its marking, one marking commit
     per semaphore of pool made by classify.convert.marking (cocci/sem_to_arch.cocci,
     the pointers that hold its address included), then the rest of the series.
-    Made in a private worktree (tree); the commits are recorded in tree's stamp and
-    reused while nothing they depend on changed (the marking takes minutes)."""
+    Made in a private worktree (tree); the commits are recorded in tree's stamp.  The
+    marking (minutes of spatch) is reused while the tree before it, the semaphores and
+    the script are the same; the patches after it are put back with `git am` whenever
+    they change (seconds)."""
     base, after = series_split(source)
     if (tree / ".git").exists() and (tree / git(tree, "rev-parse", "--git-path",
                                                 "rebase-apply").strip()).exists():
         git(tree, "am", "--abort")          # a run cut short during git am
+    series_dir = series_dir or series_dir_of(source.kernel)
     after_paths = [series_dir / e for e in after]
-    key = marking_key(base, pool, after_paths)
+    key, akey = marking_key(base, pool), after_key(after_paths)
     stamp = tree.with_name(tree.name + ".stamp.json")
     cached = read_stamp(stamp, key, source.tree)
-    if cached is not None:
+    if cached is not None and cached.get("after") == akey and has_commits(
+            source.tree, [cached.get("trust", "")]):
         log.info("runtime: trust marking unchanged (%s)", stamp)
-        return cached
-    log.info("runtime: marking %d semaphores in %s", len(pool), tree)
-    wt = checkout(source, base, tree)
-    marks = mark_commits(wt, pool)
+        return cached["trust"], cached["marks"]
+    if cached is not None:
+        log.info("runtime: marking unchanged, the series after it changed: git am")
+        marked, marks = cached["marked"], cached["marks"]
+        wt = checkout(source, marked, tree)
+    else:
+        log.info("runtime: marking %d semaphores in %s", len(pool), tree)
+        wt = checkout(source, base, tree)
+        marks = mark_commits(wt, pool)
+        marked = git(wt, "rev-parse", "HEAD").strip()
     for p in after_paths:
         why = git_am(wt, p)
         if why:
             raise TreeError(f"{p.name} does not apply after the runtime marking: {why}")
     trust = git(wt, "rev-parse", "HEAD").strip()
-    stamp.write_text(json.dumps({"key": key, "trust": trust,
+    stamp.write_text(json.dumps({"key": key, "marked": marked, "after": akey, "trust": trust,
                                  "marks": {i: asdict(m) for i, m in marks.items()}},
                                 indent=1, sort_keys=True) + "\n")
     return trust, marks
@@ -203,7 +220,7 @@ def make_variants(source: Source, sems: dict[str, dict], names: list[str],
     ids are those whose marking commit it holds.  An id the marking refused cannot be
     unmarked: its variant is not made, and says why (refused)."""
     trust, done = trust_marking(source, marking_pool(sems, marks), tree or MARK_TREE,
-                                series_dir or SERIES_DIR)
+                                series_dir)
     marked = frozenset(i for i, m in done.items() if m.status == "marked")
     refused = not_marked(done)
     for sid, why in refused.items():

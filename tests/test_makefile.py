@@ -39,3 +39,15 @@ def test_missing_tree_says_run_make_setup(tmp_path):
     result = make("audit", f"KERNEL={tmp_path}/absent")
     assert result.returncode != 0
     assert "no such directory (run `make setup`" in result.stderr
+
+
+def test_tree_names_a_tree_make_setup_unpacks():
+    result = make("-n", "audit", "TREE=6.12")
+    assert result.returncode == 0, result.stderr
+    assert f"--kernel {REPO}/work/linux-6.12" in result.stdout
+
+
+def test_tree_of_another_version_is_refused_in_one_line():
+    result = make("-n", "audit", "TREE=5.4")
+    assert result.returncode != 0
+    assert "TREE=5.4: make setup unpacks no such tree (trees: 6.1 6.12)" in result.stderr

@@ -12,12 +12,12 @@ from classify import preflight, tree
 from classify.tree import TreeError
 
 
-def fake_kernel(root: Path, sublevel: str = "192") -> Path:
+def fake_kernel(root: Path, sublevel: str = "192", patchlevel: str = "1") -> Path:
     """The few files check_kernel_tree looks at, nothing more."""
     (root / "include/linux").mkdir(parents=True)
     (root / "kernel/locking").mkdir(parents=True)
     (root / "Makefile").write_text(
-        f"# SPDX-License-Identifier: GPL-2.0\nVERSION = 6\nPATCHLEVEL = 1\n"
+        f"# SPDX-License-Identifier: GPL-2.0\nVERSION = 6\nPATCHLEVEL = {patchlevel}\n"
         f"SUBLEVEL = {sublevel}\nEXTRAVERSION =\nNAME = Curry Ramen\n")
     (root / "Kconfig").write_text("mainmenu \"Linux\"\n")
     (root / "include/linux/semaphore.h").write_text("struct semaphore;\n")
@@ -93,8 +93,8 @@ def test_half_written_tree_is_not_trusted(tmp_path):
 
 
 def test_missing_tarball_names_the_package(tmp_path):
-    with pytest.raises(TreeError, match="apt-get install linux-source-6.1"):
-        tree.prepare_pristine(tmp_path / "none.tar.xz", tmp_path / "linux-6.1")
+    with pytest.raises(TreeError, match="apt-get install linux-source-6.12`"):
+        tree.prepare_pristine(tmp_path / "linux-source-6.12.tar.xz", tmp_path / "linux-6.12")
 
 
 def test_corrupt_tarball_leaves_nothing_behind(tmp_path):

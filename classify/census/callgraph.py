@@ -54,6 +54,19 @@ class _Edge:
     caller: Node
     hop: str
     atomic: bool
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Ref:
+    """One reference to a function, as the pairing proof reads it: a call (or a
+    synchronous pass) by caller at path:line, or a store into detail
+    ("TYPE.field" or an assignment's left side), or a registration."""
+    kind: str          # call | arg | field | store
+    path: str
+    line: int
+    caller: str
+    detail: str
 
 
 @dataclass
@@ -61,6 +74,9 @@ class CallGraph:
     root: Path
     callers: dict[Node, list[_Edge]] = field(default_factory=dict)
     roots: dict[Node, list[tuple[str, str]]] = field(default_factory=dict)  # ctx, hop
+    refs: dict[Node, list[Ref]] = field(default_factory=dict)
+    # functions whose callers were not all searched (grep limits, not found): why
+    open_ends: dict[Node, str] = field(default_factory=dict)
     files_scanned: int = 0
     grep_rounds: int = 0
     grep_seconds: float = 0.0
@@ -139,10 +155,13 @@ class _Builder:
                 new |= self.add_refs(node, node[0])
                 info = self.scan(node[0])["funcs"].get(node[1])
                 if info is None:
-                    self.root_of(node, UNKNOWN, f"{node[0]}: {node[1]}() is not defined "
-                                 "where its calls are (the scanner did not find it)")
-                elif not info["static"] and not self.known_unknown(node):
-                    remote.append(node)
+                    why = (f"{node[0]}: {node[1]}() is not defined where its calls are "
+                           "(the scanner did not find it)")
+                    self.root_of(node, UNKNOWN, why)
+                    self.graph.open_ends[node] = why
+                elif (not info["static"] or node[0].endswith(".h")) and \
+                        not self.known_unknown(node):
+                    remote.append(node)   # a static inline of a header: its includers
             if remote:
                 new |= self.remote_callers(remote)
             frontier = new - self.seen
@@ -150,10 +169,12 @@ class _Builder:
         return self.graph
 
     def known_unknown(self, node: Node) -> bool:
-        """Exported, stored elsewhere...: the node reaches `unknown` already, and its
-        callers in other files are not searched (that could only add contexts to a
-        function no rule can call process-only)."""
-        return any(ctx == UNKNOWN for ctx, _ in self.graph.roots.get(node, ()))
+        """Stored elsewhere, not found...: the node reaches `unknown` already, and
+        its callers in other files are not searched (that could only add contexts to
+        a function no rule can call process-only).  An exported function is still
+        followed: the pairing proof needs its callers in the tree."""
+        return any(ctx == UNKNOWN and " is exported:" not in hop
+                   for ctx, hop in self.graph.roots.get(node, ()))
 
     def root_of(self, node: Node, ctx: str, hop: str) -> None:
         self.graph.roots.setdefault(node, []).append((ctx, hop))
@@ -161,8 +182,10 @@ class _Builder:
     def remote_callers(self, nodes: list[Node]) -> set[Node]:
         if self.graph.grep_rounds >= GREP_ROUNDS:
             for node in nodes:
-                self.root_of(node, UNKNOWN, f"{node[0]}: {node[1]}() is not static; callers "
-                             f"in other files not followed beyond {GREP_ROUNDS} rounds")
+                why = (f"{node[0]}: {node[1]}() is not static; callers in other files "
+                       f"not followed beyond {GREP_ROUNDS} rounds")
+                self.root_of(node, UNKNOWN, why)
+                self.graph.open_ends[node] = why
             return set()
         self.graph.grep_rounds += 1
         started = time.monotonic()
@@ -174,8 +197,10 @@ class _Builder:
         for node in nodes:
             files = [f for f in hits.get(node[1], ()) if f != node[0]]
             if len(files) > MAX_CALLER_FILES:
-                self.root_of(node, UNKNOWN, f"{node[0]}: {node[1]}() is named in "
-                             f"{len(files)} other files: callers not followed")
+                why = (f"{node[0]}: {node[1]}() is named in {len(files)} other files: "
+                       "callers not followed")
+                self.root_of(node, UNKNOWN, why)
+                self.graph.open_ends[node] = why
                 continue
             for rel in files:
                 info = self.scan(rel)["funcs"].get(node[1])
@@ -198,6 +223,7 @@ class _Builder:
         for name, caller, line, kind, detail, atomic in sc["refs"]:
             if name != func or (kind == "call" and caller == func and rel == path):
                 continue
+            self.graph.refs.setdefault(node, []).append(Ref(kind, rel, line, caller, detail))
             edge = _ref_edge(node, rel, caller, line, kind, detail, bool(atomic))
             if isinstance(edge, _Edge):
                 self.graph.callers.setdefault(node, []).append(edge)
@@ -219,7 +245,7 @@ def _ref_edge(node: Node, rel: str, caller: str, line: int, kind: str, detail: s
     if kind == "call":
         if not caller:
             return None
-        return _Edge((rel, caller), f"{at} {caller}() calls {func}(){lock}", atomic)
+        return _Edge((rel, caller), f"{at} {caller}() calls {func}(){lock}", atomic, line)
     if kind == "field":
         struct, _, fld = detail.partition(".")
         ctx = field_context(struct, fld)
@@ -229,13 +255,15 @@ def _ref_edge(node: Node, rel: str, caller: str, line: int, kind: str, detail: s
         return ctx, f"{at} {func}() is {what} ({ctx})"
     if kind == "arg":
         passer, _, index = detail.rpartition("/")
+        if passer.startswith("EXPORT_SYMBOL"):
+            return None        # the export is a root already (add_refs)
         ctx = registration_context(passer, int(index))
         where = f"{caller}() registers" if caller else "registers"
         if ctx:
             return ctx, f"{at} {where} {func}() with {passer}() ({ctx})"
         if caller:
             return _Edge((rel, caller), f"{at} {caller}() passes {func}() to {passer}(), "
-                         f"which calls it{lock}", atomic)
+                         f"which calls it{lock}", atomic, line)
         return UNKNOWN, f"{at} {func}() is passed to {passer}() at file scope"
     return UNKNOWN, f"{at} {func}() is stored in {detail}: its callers are not followed"
 

@@ -25,7 +25,7 @@ import re
 
 from classify.census.cscan import FileScopes, clean_source, macro_spans, scan_scopes
 
-CALLSITES_VERSION = "callsites-1"
+CALLSITES_VERSION = "callsites-2"
 
 _KEYWORDS = frozenset(
     "if for while switch return sizeof do else case typeof __typeof__ defined goto "

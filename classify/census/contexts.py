@@ -121,3 +121,32 @@ def registration_context(passer: str, index: int) -> str:
     """The context a function passed to passer at index runs in, "" when passer
     is not a registration (then it calls what it is given, synchronously)."""
     return REGISTRATIONS.get(passer, {}).get(index, "")
+
+
+# Callbacks that the core calls in turn on one task: the first may take what the
+# second gives back, as a lock held across the two.  (struct, first, second): why.
+PAIRED_FIELDS: dict[tuple[str, str, str], str] = {
+    ("pci_error_handlers", "reset_prepare", "reset_done"):
+        "the PCI core calls reset_prepare() and then reset_done() on the task that "
+        "resets the function (pci_dev_save_and_disable(), pci_dev_restore())",
+    ("usb_driver", "pre_reset", "post_reset"):
+        "usb_reset_device() calls pre_reset() and then post_reset() on its task",
+}
+
+# Callbacks with an on/off argument that callers call with 1 and then with 0 on
+# one task, around one transfer: field -> why.
+FLAG_FIELDS: dict[str, str] = {
+    "i2c_gate_ctrl":
+        "tuner drivers open the I2C gate with i2c_gate_ctrl(fe, 1) and close it with "
+        "i2c_gate_ctrl(fe, 0) around a transfer, on one task (dvb_frontend.h)",
+    "tuner_i2c_lock":
+        "stv090x brackets tuner I2C with tuner_i2c_lock(fe, 1) and (fe, 0) on one task, "
+        "in place of its own mutex_lock()/mutex_unlock() of tuner_lock (stv090x.c)",
+}
+
+# Ops tables entered from a system call: a function there that returns holding a
+# semaphore holds it across the return to user space, which a mutex may not.
+SYSCALL_STRUCTS = frozenset((
+    "file_operations", "proc_ops", "v4l2_file_operations", "block_device_operations",
+    "device_attribute", "driver_attribute", "kobj_attribute", "bus_attribute",
+    "class_attribute", "kernel_param_ops", "ctl_table"))

@@ -65,24 +65,50 @@ def _eval(node) -> int | None:
 
 
 
+def _tree_macros(c: Census) -> dict[str, str]:
+    """The object-like macros of every census file that no two files define
+    differently (computed once per census)."""
+    if "tree_macros" not in c.memo:
+        merged: dict[str, str] = {}
+        conflicts: set[str] = set()
+        for p, defs in c.defines.items():
+            for k, v in defs.items():
+                if k in merged and merged[k] != v:
+                    conflicts.add(k)
+                merged.setdefault(k, v)
+        for k in conflicts:
+            merged.pop(k, None)
+        c.memo["tree_macros"] = merged
+    return c.memo["tree_macros"]
+
+
 def _macros_for(c: Census, path: str) -> dict[str, str]:
-    merged: dict[str, str] = {}
-    conflicts: set[str] = set()
-    for p, defs in c.defines.items():
-        for k, v in defs.items():
-            if k in merged and merged[k] != v:
-                conflicts.add(k)
-            merged.setdefault(k, v)
-    for k in conflicts:
-        merged.pop(k, None)
-    merged.update(c.defines.get(path, {}))
-    return merged
+    return {**_tree_macros(c), **c.defines.get(path, {})}
+
+
+def _exists(c: Census, rel: str) -> bool:
+    memo = c.memo.setdefault("exists", {})
+    if rel not in memo:
+        memo[rel] = (c.root / rel).is_file()
+    return memo[rel]
+
+
+def _read_header(c: Census, rel: str) -> tuple[set[str], dict[str, str]] | None:
+    """A header's includes and object-like macros, read once per census."""
+    memo = c.memo.setdefault("headers", {})
+    if rel not in memo:
+        try:
+            text = read_text(c.root, rel)
+        except OSError:
+            memo[rel] = None
+        else:
+            memo[rel] = (set(file_includes(rel, text)), object_macros(text))
+    return memo[rel]
 
 
 def _header_macros(c: Census, path: str, depth: int = 3) -> dict[str, str]:
     """Object-like macros of the headers path includes (depth levels), for counts
     such as sema_init(&x, MAX_CMDS) whose macro lives in a header."""
-    root = c.root
     out: dict[str, str] = {}
     seen: set[str] = set()
     level = [path]
@@ -94,19 +120,18 @@ def _header_macros(c: Census, path: str, depth: int = 3) -> dict[str, str]:
             seen.add(rel)
             incs = c.includes.get(rel)
             if incs is None:
-                try:
-                    text = read_text(root, rel)
-                except OSError:
+                header = _read_header(c, rel)
+                if header is None:
                     continue
-                incs = set(file_includes(rel, text))
+                incs = header[0]
                 if rel != path:
-                    for k, v in object_macros(text).items():
+                    for k, v in header[1].items():
                         out.setdefault(k, v)
             elif rel != path:
                 for k, v in c.defines.get(rel, {}).items():
                     out.setdefault(k, v)
             for inc in sorted(incs):
-                if inc.endswith(".h") and not inc.startswith("asm:") and (root / inc).is_file():
+                if inc.endswith(".h") and not inc.startswith("asm:") and _exists(c, inc):
                     nxt.append(inc)
         level = nxt
     return out

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from classify.census.macros import function_of, load_hints
+
 
 _CLEAN_RX = re.compile(
     r"(?P<pp>^[ \t]*#(?:[^\n\\]|\\.|\\\n)*)"
@@ -125,6 +127,7 @@ def scan_scopes(clean: str) -> FileScopes:
     scopes: list[Scope] = []
     stack: list[int] = []
     func_depth = 0  # open function scopes on the stack
+    hints = load_hints()
     last_stmt = 0   # offset after the last ; { or }
     for m in re.finditer(r"[{};]", clean):
         ch, pos = m.group(), m.start()
@@ -142,6 +145,9 @@ def scan_scopes(clean: str) -> FileScopes:
                                            or head[-1] == "_") and _FUNC_TAIL_RX.search(head):
                 # function definition: name before the parameter list
                 name = _function_name(head)
+                if name in hints.functions:      # static CLOSURE_CALLBACK(fn) {
+                    am = re.search(re.escape(name) + r"\s*\(([^()]*)\)\s*$", head)
+                    name = function_of(name, am.group(1), hints) if am else name
                 kind = "func" if name else "other"
             scopes.append(Scope(pos, len(clean), kind, name, parent))
             stack.append(len(scopes) - 1)

@@ -72,6 +72,9 @@ class Census:
     funcs: dict[str, set[str]] = field(default_factory=dict)
     # the Resolver take_census used, kept to resolve the addresses spatch finds
     resolver: object = None
+    # what census.counts computed once: the tree's unambiguous macros, and the
+    # object-like macros of a header read from the tree
+    memo: dict = field(default_factory=dict)
 
 
 def subsystem(path: str) -> str:

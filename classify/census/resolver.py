@@ -10,6 +10,7 @@ import os
 import re
 
 from classify.census.cscan import clean_source
+from classify.census.macros import declared_struct
 from classify.census.model import Census, Decl
 
 
@@ -211,7 +212,10 @@ def _struct_hint(clean: str, func_start: int, pos: int, base: str) -> str:
     lo = max(0, func_start - 2000) if func_start >= 0 else 0
     found = re.findall(r"\bstruct\s+(\w+)\s*\*?\s*(?:const\s+)?\b" + re.escape(base)
                        + r"\b\s*[,;=)\[]", clean[lo:pos])
-    return found[-1] if found else ""
+    if found:
+        return found[-1]
+    # a variable a macro of cocci/macros.h declares: closure_type(c, struct cache_set, ...)
+    return declared_struct(clean[max(lo, func_start):pos], base) if func_start >= 0 else ""
 
 
 def _line_end(text: str, line: int) -> int:
@@ -243,3 +247,11 @@ def resolve_address(c: Census, rel: str, func: str, expr: str, line: int) -> str
         c.hints[(rel, line, base)] = _struct_hint(cleaned, max(0, end - 20000), end, base)
     target, via, _, _ = c.resolver.resolve(rel, func, expr, line, strict=True)
     return target if via == "direct" else ""
+
+
+def resolve_pointer(c: Census, rel: str, func: str, expr: str, line: int) -> str:
+    """The id of the `struct semaphore *` that the lvalue `expr` names (the left
+    side of `t.act.semaphore = &tsem`), when the census knows it; "" otherwise."""
+    expr = re.sub(r"\s+", "", expr)
+    target, via, _, _ = c.resolver.resolve(rel, func, expr, line, strict=True)
+    return target if via == "pointer" and target in c.pointers else ""

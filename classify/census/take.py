@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 
 from classify.census.cscan import read_text
+from classify.census.macros import load_hints
 from classify.census.model import CENSUS_VERSION, Census, Decl, Op
 from classify.census.prefilter import candidate_files
 from classify.census.resolver import Resolver
@@ -52,7 +53,8 @@ def take_census(root: Path, files: list[str] | None = None,
             log.warning("%s: %s", rel, err)
             continue
         census.texts[rel] = text
-        key = "census-" + hashlib.sha256((CENSUS_VERSION + rel + "\0" + text).encode(
+        key = "census-" + hashlib.sha256((CENSUS_VERSION + load_hints().digest + rel
+                                           + "\0" + text).encode(
             "utf-8", "surrogateescape")).hexdigest()
         scan = cache.get(key) if cache is not None else None
         if scan is None:

@@ -12,6 +12,9 @@ from classify.convert.select import Outcome, PatchError, load_audit
 from classify.convert.series import Series, fresh_worktree, generate, read_series
 from classify.paths import DEFAULT_CACHE, default_out
 
+# the build the records are of: a file x86_64 leaves out names its own
+CONFIG_NAME = "allmodconfig: x86_64, or the architecture named"
+
 
 def stable_record(outcome: Outcome, verified: dict | None) -> dict:
     """What the audit report shows for a semaphore: no times, no dates."""
@@ -21,8 +24,10 @@ def stable_record(outcome: Outcome, verified: dict | None) -> dict:
     if verified is not None:
         rec["verify"] = status_of(verified)
         rec["apply"] = verified.get("apply", "")
-        rec["build"] = {f: (b["after"]["status"] + (f": {b['after']['why']}"
-                                                    if b["after"]["why"] else ""))
+        rec["build"] = {f: (b["after"]["status"]
+                            + (f" on {b['arch']}" if b.get("arch", "x86_64") != "x86_64"
+                               else "")
+                            + (f": {b['after']['why']}" if b["after"]["why"] else ""))
                         for f, b in sorted(verified.get("build", {}).items())}
         cp = verified.get("checkpatch") or {}
         rec["checkpatch"] = {k: cp[k] for k in ("errors", "warnings", "checks") if k in cp}
@@ -51,7 +56,7 @@ def merge_json(path: Path, updates: dict[str, dict], extra: dict) -> dict:
 def verify_all(kernel: Path, series: list[Series], build_dir: Path, vtree: Path,
                logs: Path) -> tuple[dict[str, dict], dict]:
     """Verify every series (each from the kernel's HEAD); ({id: record}, timings)."""
-    from classify.kbuild import ensure_config
+    from classify.crossbuild import Builds
     from classify.convert.verify import verify_series
     records: dict[str, dict] = {}
     timings = {"prepare_seconds": 0.0, "verify_seconds": 0.0}
@@ -60,10 +65,13 @@ def verify_all(kernel: Path, series: list[Series], build_dir: Path, vtree: Path,
         return records, timings
     started = time.monotonic()
     tree = fresh_worktree(kernel, vtree)
-    timings["prepare_seconds"] = ensure_config(tree, build_dir).seconds
+    # x86_64 now; another architecture's directory the first time a file needs it
+    builds = Builds(tree, build_dir)
+    builds.native()
     for s in todo:
         tree = fresh_worktree(kernel, vtree)
-        records.update(verify_series(tree, build_dir, s.dir, logs))
+        records.update(verify_series(tree, builds, s.dir, logs))
+    timings["prepare_seconds"] = round(sum(builds.seconds.values()), 1)
     timings["verify_seconds"] = round(time.monotonic() - started, 1)
     return records, timings
 
@@ -123,12 +131,12 @@ def run_patches(args) -> int:
     full = {o.id: {**o.to_json(), "verification": records.get(o.id)} for o in outcomes}
     merge_json(out / "verify.json", full, {"kernel_version": audit.get("kernel_version"),
                                            "kernel": str(tree.path), "timings": timings,
-                                           "config": "x86_64 allmodconfig"})
+                                           "config": CONFIG_NAME})
     stable = {o.id: stable_record(o, records.get(o.id)) for o in outcomes
               if not o.id.startswith("SUBSYS=")}
     merge_json(out / "patches.json", stable,
                {"schema": "sem2mutex-patches-1", "kernel_version": audit.get("kernel_version"),
-                "config": "x86_64 allmodconfig"})
+                "config": CONFIG_NAME})
     n_conv = sum(o.status == "converted" for o in outcomes)
     n_ref = sum(o.status == "refused" for o in outcomes)
     print(f"patches: {n_conv} patch(es) in {sum(bool(s.patches) for s in series)} "

@@ -2,7 +2,8 @@
 
 With CONFIG_DEBUG_MUTEX_FULL (kernel-patches 0003) every struct semaphore that is
 not declared struct arch_semaphore becomes a debug mutex.  This writes the series'
-marking patch (kernel-patches/0004-…) from the audit: every semaphore it classes
+marking patch (kernel-patches/<major.minor>/0004-…, the series of the
+tree's version) from the audit: every semaphore it classes
 `counting` (less any --exclude, e.g. for a runtime challenge boot) is marked with
 cocci/sem_to_arch.cocci, one semaphore at a time, in a worktree of the kernel with
 the series patches before the marking applied; the result is one commit, written
@@ -28,9 +29,10 @@ from classify.convert.message import wrap
 from classify.convert.select import PatchError, load_audit
 from classify.convert.series import commit_with_message, fresh_worktree
 from classify.convert.transform import convert, files_for
-from classify.kbuild import compile_file, ensure_config
-from classify.paths import REPORTS_DIR, SERIES_DIR, SERIES_FILE, WORK_DIR
+from classify.crossbuild import Builds
+from classify.paths import REPORTS_DIR, WORK_DIR
 from classify.tree import GIT_ENV, git, git_am
+from classify.versions import series_file as series_of
 
 log = logging.getLogger("sem2mutex.marking")
 
@@ -41,6 +43,7 @@ SCRIPT = "sem_to_arch"
 # allmodconfig leaves the mutex debugging choice at its default (None)
 FULL_OPTIONS = {"CONFIG_DEBUG_MUTEXES": "y", "CONFIG_DEBUG_MUTEX_NONE": "n",
                 "CONFIG_DEBUG_MUTEX_PARTIAL": "n", "CONFIG_DEBUG_MUTEX_FULL": "y"}
+CHECK_CONFIG = "allmodconfig + DEBUG_MUTEX_FULL: x86_64, or the architecture named"
 
 
 class MarkingError(PatchError):
@@ -71,7 +74,7 @@ def counting_pool(audit: dict, exclude: list[str] = ()) -> list[dict]:
     return [s for s in pool if s["id"] not in set(exclude)]
 
 
-def series_entries(series_file: Path = SERIES_FILE) -> list[str]:
+def series_entries(series_file: Path) -> list[str]:
     return [ln.split()[0] for ln in series_file.read_text().splitlines()
             if ln.strip() and not ln.lstrip().startswith("#")]
 
@@ -79,7 +82,7 @@ def series_entries(series_file: Path = SERIES_FILE) -> list[str]:
 def place_in_series(entries: list[str]) -> tuple[list[str], int, int]:
     """(the patches before the marking, its number, the series length)."""
     if MARKING_NAME not in entries:
-        raise MarkingError(f"{SERIES_FILE}: has no {MARKING_NAME}")
+        raise MarkingError(f"the series has no {MARKING_NAME}")
     i = entries.index(MARKING_NAME)
     return entries[:i], i + 1, len(entries)
 
@@ -154,6 +157,18 @@ def mark_all(tree: Path, pool: list[dict]) -> list[Mark]:
     that a refusal (which resets the worktree) loses no other."""
     marks = []
     for n, sem in enumerate(pool, 1):
+        through = [f for f in sem.get("followed", []) if f["kind"] != "local"]
+        if through:
+            # its address sits in a struct semaphore * member or parameter of
+            # other code (hp_sdc's act.semaphore), which the script does not
+            # change; local pointers it follows itself
+            f = through[0]
+            marks.append(Mark(sem["id"], "refused", [], [
+                f"{f['at']}: its address is stored in the {f['kind']} pointer "
+                f"{f['pointer']}, which would have to become a struct arch_semaphore * "
+                "too; mark them together by hand"]))
+            log.warning("%s not marked: %s", sem["id"], marks[-1].why[0])
+            continue
         files = files_for(sem, tree)
         conv = convert(tree, sem, files, script=SCRIPT,
                          must_change=[sem["declared"]["path"]])
@@ -211,8 +226,10 @@ def c_files(tree: Path, pool: list[dict], marks: list[Mark]) -> list[str]:
 
 
 def generate(kernel: Path, audit: dict, out: Path, worktree: Path,
-             exclude: list[str] = (), series_file: Path = SERIES_FILE) -> Marking:
+             exclude: list[str] = (), series_file: Path | None = None) -> Marking:
+    """series_file: default the series of kernel's version."""
     started = time.monotonic()
+    series_file = series_file or series_of(kernel)
     pool = counting_pool(audit, list(exclude))
     before, number, total = place_in_series(series_entries(series_file))
     before_paths = [series_file.parent / b for b in before]
@@ -232,26 +249,34 @@ def generate(kernel: Path, audit: dict, out: Path, worktree: Path,
 # ------------------------------------------------------------------ check
 
 def check_full(kernel: Path, worktree: Path, build_dir: Path, marking: Path,
-               files: list[str], series_file: Path = SERIES_FILE) -> dict:
-    """Compile files on x86_64 allmodconfig + DEBUG_MUTEX_FULL with the series,
-    without the marking (before) and with it (after)."""
+               files: list[str], series_file: Path | None = None) -> dict:
+    """Compile files on allmodconfig + DEBUG_MUTEX_FULL with the series, without
+    the marking (before) and with it (after): on x86_64, or, for a file x86_64
+    leaves out, on the architecture that builds it (classify.crossbuild); a file
+    none builds is compiled on x86_64 all the same (a type error shows even in a
+    file the configuration leaves out) and keeps the reasons."""
+    series_file = series_file or series_of(kernel)
     entries = series_entries(series_file)
     without = [series_file.parent / e for e in entries if e != MARKING_NAME]
     tree = prepare_tree(kernel, worktree, without)
-    ensure_config(tree, build_dir, FULL_OPTIONS)
-    record: dict = {"config": "x86_64 allmodconfig + DEBUG_MUTEX_FULL", "files": {}}
+    builds = Builds(tree, build_dir, FULL_OPTIONS)
+    builds.native()
+    record: dict = {"config": CHECK_CONFIG, "files": {}}
     for kind in ("before", "after"):
         if kind == "after":
             why = git_am(tree, marking)
             if why:
                 raise MarkingError(f"{marking.name} does not apply after the series: {why}")
+        got = builds.compile(files, WORK_DIR / "marking-check" / f"{kind}.log",
+                             sparse=False, unplaced_native=True)
         for n, rel in enumerate(files, 1):
-            # every file that compiles at all: a type error shows even in a
-            # file the configuration leaves out
-            c = compile_file(tree, build_dir, rel, sparse=False, check_config=False)
-            log.info("[%s %d/%d] %s: %s", kind, n, len(files), rel, c.status)
+            c = got[rel]
+            log.info("[%s %d/%d] %s: %s on %s", kind, n, len(files), rel, c.status, c.arch)
+            place = builds.place(rel)
             record["files"].setdefault(rel, {})[kind] = {
-                "status": c.status, "why": c.why, "errors": c.errors[:5]}
+                "status": c.status, "why": c.why or place.why, "errors": c.errors[:5],
+                "arch": c.arch}
+    record["prepare_seconds"] = builds.seconds
     return record
 
 
@@ -269,13 +294,11 @@ def check_verdict(record: dict) -> tuple[list[str], list[str]]:
 
 # ------------------------------------------------------------------ command
 
-def run_marking(args) -> int:
-    from classify.tree import check_kernel_tree
-    tree = check_kernel_tree(args.kernel)
+def _generate(args, tree, work: Path) -> dict:
+    """Write the marking patch; its record (what marking.json keeps)."""
     audit_path = args.audit or (REPORTS_DIR / f"linux-{tree.version}" / "audit.json")
     audit = load_audit(audit_path)
-    out = args.out or (SERIES_DIR / MARKING_NAME)
-    work = WORK_DIR
+    out = args.out or (series_of(tree.path).parent / MARKING_NAME)
     m = generate(args.kernel, audit, out, work / "trees" / "marking", args.exclude)
     marked = [x for x in m.marks if x.status == "marked"]
     print(f"marking: {len(marked)} of {len(m.marks)} counting semaphores marked in "
@@ -283,34 +306,69 @@ def run_marking(args) -> int:
     for x in m.marks:
         if x.status != "marked":
             print(f"marking: {x.id} not marked ({x.status}): {'; '.join(x.why)}")
-    record = {"patch": m.patch.name, "marked": [x.id for x in marked],
-              "not_marked": {x.id: x.why for x in m.marks if x.status != "marked"},
-              "excluded": sorted(args.exclude), "files": m.files}
+    return {"patch": m.patch.name, "marked": [x.id for x in marked],
+            "not_marked": {x.id: x.why for x in m.marks if x.status != "marked"},
+            "excluded": sorted(args.exclude), "files": m.files}
+
+
+def _last_record(args, dest: Path, series: Path | None = None) -> dict:
+    """--check-only: the record of the last `make marking` (its files) and the
+    patch it wrote (in series, the tree's series directory)."""
+    try:
+        record = json.loads(dest.read_text())
+    except (OSError, json.JSONDecodeError):
+        raise MarkingError(f"{dest}: no marking record: run `make marking` first") from None
+    patch = args.out or ((series or Path(".")) / record.get("patch", MARKING_NAME))
+    if not patch.is_file():
+        raise MarkingError(f"{patch}: no such marking patch")
+    return {**record, "patch_path": str(patch)}
+
+
+def print_check(check: dict, seconds: float) -> list[str]:
+    """The check's summary lines; returns the files the marking breaks."""
+    files = check["files"]
+    bad, unbuildable = check_verdict(check)
+    fixed = [rel for rel, r in files.items()
+             if r["before"]["status"] == "failed" and r["after"]["status"] == "ok"]
+    built = [rel for rel, r in files.items() if r["after"]["status"] == "ok"]
+    print(f"marking: DEBUG_MUTEX_FULL allmodconfig: {len(built)} of {len(files)} "
+          f"files build with the marking, {len(fixed)} of them only with it; "
+          f"{len(bad)} broken by it; {len(unbuildable)} build neither way here; "
+          f"{seconds:.0f} s")
+    for rel in bad:
+        print(f"marking: {rel} builds without the marking, not with it: "
+              + " | ".join(files[rel]["after"]["errors"][:2]))
+    for rel, r in sorted(files.items()):
+        if r["after"]["arch"] != "x86_64":
+            print(f"marking: {rel}: {r['after']['status']} on {r['after']['arch']} "
+                  f"(before: {r['before']['status']})")
+    for rel in unbuildable:
+        said = files[rel]["after"]["errors"][:1] + [files[rel]["after"]["why"]]
+        print(f"marking: {rel} does not build here, with or without the marking: "
+              + "; ".join(x for x in said if x))
+    for rel, r in sorted(files.items()):
+        if r["after"]["status"] == "not built":
+            print(f"marking: {rel} not built here: {r['after']['why']}")
+    return bad
+
+
+def run_marking(args) -> int:
+    from classify.tree import check_kernel_tree
+    tree = check_kernel_tree(args.kernel)
+    work = WORK_DIR
+    dest = work / "marking.json"
+    if getattr(args, "check_only", False):
+        record = _last_record(args, dest, series_of(tree.path).parent)
+        patch = Path(record.pop("patch_path"))
+    else:
+        record = _generate(args, tree, work)
+        patch = args.out or (series_of(tree.path).parent / MARKING_NAME)
     status = 0
-    if args.check:
+    if args.check or getattr(args, "check_only", False):
         started = time.monotonic()
         record["check"] = check_full(args.kernel, work / "trees" / "marking-check",
-                                     args.build_dir, m.patch, m.files)
-        bad, unbuildable = check_verdict(record["check"])
-        fixed = sorted(rel for rel, r in record["check"]["files"].items()
-                       if r["before"]["status"] == "failed" and r["after"]["status"] == "ok")
-        built = [rel for rel, r in record["check"]["files"].items()
-                 if r["after"]["status"] == "ok"]
-        print(f"marking: DEBUG_MUTEX_FULL allmodconfig: {len(built)} of {len(m.files)} "
-              f"files build with the marking, {len(fixed)} of them only with it; "
-              f"{len(bad)} broken by it; {len(unbuildable)} build neither way here; "
-              f"{time.monotonic() - started:.0f} s")
-        for rel in bad:
-            print(f"marking: {rel} builds without the marking, not with it: "
-                  + " | ".join(record["check"]["files"][rel]["after"]["errors"][:2]))
-        for rel in unbuildable:
-            print(f"marking: {rel} does not build here, with or without the marking: "
-                  + " | ".join(record["check"]["files"][rel]["after"]["errors"][:1]))
-        for rel, r in sorted(record["check"]["files"].items()):
-            if r["after"]["status"] == "not built":
-                print(f"marking: {rel} not built here: {r['after']['why']}")
-        status = 1 if bad else 0
-    dest = work / "marking.json"
+                                     args.build_dir, patch, record["files"])
+        status = 1 if print_check(record["check"], time.monotonic() - started) else 0
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     print(f"marking: wrote {dest}")

@@ -28,7 +28,13 @@ def risks(sem: dict) -> list[str]:
     """What a reviewer should look at, from the operations the semaphore has."""
     ops = _ops_named(sem)
     out = []
-    if sem["class"] == "mutex":
+    if sem["class"] == "mutex" and sem.get("rule") == "lock.paired_on_one_task":
+        out.append("A mutex must be released by the task that took it, never from "
+                   "interrupt context. Here it is taken in one function and released "
+                   "in another: the audit paired each take with its release on one "
+                   "task (the steps in the message); a caller outside the tree that "
+                   "calls one of those functions alone would break that.")
+    elif sem["class"] == "mutex":
         out.append("A mutex must be released by the task that took it, never from "
                    "interrupt context. The audit found every up() in the function that "
                    "took the semaphore and none in atomic context; that proof covers "
@@ -76,7 +82,10 @@ def wrap(text: str, indent: str = "", width: int = 72, hang: int = 0) -> list[st
 
 def reason_lines(reason: str) -> list[str]:
     """One reason as "- " lines; a caller path the audit gives as "a -> b -> c"
-    is one hop per line, each indented under the reason."""
+    is one hop per line, each indented under the reason, and a reason indented
+    by two spaces (a step of the one before) is a "  - " line."""
+    if reason.startswith("  "):    # one step of the reason before it
+        return wrap(reason, "  - ")
     head, *hops = reason.split(" -> ")
     if not hops:
         return wrap(reason, "- ")
@@ -89,11 +98,12 @@ def reason_lines(reason: str) -> list[str]:
 
 def tested_line(sem: dict) -> str:
     """"Compile-tested only." unless a boot exercised the semaphore as a mutex
-    without a report (the audit's runtime record says "clean"): then that boot."""
+    without a report (the audit's runtime record says "exercised-clean"): then that
+    boot."""
     rt = sem.get("runtime") or {}
     boots = sorted({b["boot"] for b in rt.get("boots", []) if b.get("result") == "clean"
                     and b.get("ops")})
-    if rt.get("status") != "clean" or not boots:
+    if rt.get("status") != "exercised-clean" or not boots:
         return "Compile-tested only."
     return (f"Tested in QEMU: the {', '.join(boots)} boot{'s' if len(boots) > 1 else ''} "
             "(CONFIG_DEBUG_MUTEX_FULL, lockdep) took it as a mutex with no report.")

@@ -80,6 +80,16 @@ def select(sems: list[dict], subsys: str | None, ids: list[str]
                     f"classed {s['class']}, only mutex and completion are converted"],
                     cls=s["class"]))
             continue
+        through = [f for f in s.get("followed", []) if f["kind"] != "local" or f["also"]]
+        if through:
+            f = through[0]
+            also = f" (it also holds {', '.join(f['also'])})" if f["also"] else ""
+            skipped.append(Outcome(s["id"], "refused", [
+                f"classed {s['class']}, but {f['at']} stores its address in the "
+                f"{f['kind']} pointer {f['pointer']}{also}: that pointer's type changes "
+                "with it, which a patch of one semaphore cannot do (convert them "
+                "together, by hand)"], cls=s["class"]))
+            continue
         chosen.append(s)
     if subsys is not None and not any(under(s, subsys) for s in chosen):
         there = [s for s in sems if under(s, subsys)]

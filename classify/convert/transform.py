@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from classify import spatch
+from classify.convert.tested import _columns, break_long_mappings, drop_tested_values
 from classify.tree import git
 
 
@@ -143,6 +144,8 @@ def convert(tree: Path, sem: dict, files: list[str], script: str | None = None,
         changed = []
     for rel in changed:
         realign(tree, rel)
+        drop_tested_values(tree / rel)
+        break_long_mappings(tree / rel)
     return Conversion(changed, refusals, errors)
 
 
@@ -181,14 +184,6 @@ _OLD_DECL = re.compile(r"^(\s*(?:static\s+)?)struct semaphore(\s+)(\S.*)$")
 _NEW_DECL = re.compile(r"^(\s*(?:static\s+)?)struct (mutex|completion)(\s+)(\S.*)$")
 
 
-def _column(text: str) -> int:
-    """The display column after text (tabs of 8)."""
-    col = 0
-    for ch in text:
-        col = (col // 8 + 1) * 8 if ch == "\t" else col + 1
-    return col
-
-
 def aligned(old: str, new: str) -> str:
     """new (`struct mutex m;`, as the script wrote it) with its name at the column
     old (`struct semaphore\\tm;`) had it, in old's whitespace (tabs or spaces):
@@ -196,14 +191,14 @@ def aligned(old: str, new: str) -> str:
     mo, mn = _OLD_DECL.match(old), _NEW_DECL.match(new)
     if not (mo and mn) or mo.group(2) == " " or mo.group(3) != mn.group(4):
         return new
-    want = _column(old[:mo.start(3)])
+    want = _columns(old[:mo.start(3)])
     head = f"{mn.group(1)}struct {mn.group(2)}"
     if "\t" in mo.group(2):
         gap = "\t"
-        while _column(head + gap) < want:
+        while _columns(head + gap) < want:
             gap += "\t"
     else:
-        gap = " " * max(1, want - _column(head))
+        gap = " " * max(1, want - _columns(head))
     return head + gap + mn.group(4)
 
 

@@ -15,8 +15,12 @@ For each series of work/patches/<slug>/, in order, in a worktree of the kernel
 
 Verified means built in a configuration that enables it: before compiling, each
 object's CONFIG_ symbols (kbuild.config_symbols) must be y or m in the build's
-.config; a file they leave out is not compiled ("not built here: CONFIG_INTEL_IFS
-depends on BROKEN", the symbol's unmet `depends on` read from its Kconfig entry),
+.config.  A file x86_64 allmodconfig leaves out is built on the first other
+architecture whose allmodconfig enables it (classify.crossbuild: arch/<arch>/,
+or the arch symbols its Kconfig depends on), and the record names that
+architecture; a file no architecture builds is not compiled ("not built here:
+CONFIG_INTEL_IFS depends on BROKEN", the symbol's unmet `depends on` read from
+its Kconfig entry, and the reason of each architecture tried),
 and a patch touching such a file is "not built", not verified.  A header counts
 as built when at least one file that includes it is.  An includer the
 configuration enables that fails before the patch too is a problem, not a note.  Parsers
@@ -34,6 +38,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from classify.crossbuild import Builds
 from classify.kbuild import Compile, Diagnostic, compile_files
 from classify.tree import git_am
 
@@ -141,14 +146,23 @@ def files_to_build(tree: Path, patch_text: str) -> tuple[list[str], set[str], li
     return files, touched, cfiles
 
 
-def verify_patch(tree: Path, build_dir: Path, patch: Path, logs: Path) -> dict:
+def compiler(tree: Path, build_dir: Path | Builds):
+    """compile(rels, logfile) -> {rel: Compile}: on the architecture that builds
+    each file (a Builds), or all in one x86_64 directory (a Path)."""
+    if isinstance(build_dir, Builds):
+        return build_dir.compile
+    return lambda rels, logfile: compile_files(tree, build_dir, rels, logfile)
+
+
+def verify_patch(tree: Path, build_dir: Path | Builds, patch: Path, logs: Path) -> dict:
     """Before, git am, checkpatch, after: the record of one patch."""
     started = time.monotonic()
     files, touched, cfiles = files_to_build(tree, patch.read_text(errors="replace"))
     stem = patch.name[:4]
-    # one make for all the files, before and after: kbuild's start-up on
-    # allmodconfig costs more than a driver's object
-    before = compile_files(tree, build_dir, cfiles, logs / f"{stem}-before.log")
+    compile_all = compiler(tree, build_dir)
+    # one make for all the files (per architecture), before and after: kbuild's
+    # start-up on allmodconfig costs more than a driver's object
+    before = compile_all(cfiles, logs / f"{stem}-before.log")
     record: dict = {"patch": patch.name, "files": files, "apply": "", "build": {},
                     "checkpatch": None, "new_sparse": [], "problems": []}
     applied = git_am(tree, patch)
@@ -162,10 +176,10 @@ def verify_patch(tree: Path, build_dir: Path, patch: Path, logs: Path) -> dict:
     record["checkpatch"] = cp.to_json()
     if cp.errors:
         record["problems"].append(f"checkpatch: {cp.errors} error(s)")
-    afters = compile_files(tree, build_dir, cfiles, logs / f"{stem}-after.log")
+    afters = compile_all(cfiles, logs / f"{stem}-after.log")
     for f in cfiles:
         after, b = afters[f], before[f]
-        entry = {"before": _compile_json(b), "after": _compile_json(after)}
+        entry = {"before": _compile_json(b), "after": _compile_json(after), "arch": after.arch}
         record["build"][f] = entry
         if b.status == "failed" and f not in touched:
             # an includer the configuration enables that fails before the patch:
@@ -215,7 +229,7 @@ def status_of(record: dict) -> str:
     return "verified"
 
 
-def verify_series(tree: Path, build_dir: Path, series_dir: Path, logs: Path
+def verify_series(tree: Path, build_dir: Path | Builds, series_dir: Path, logs: Path
                   ) -> dict[str, dict]:
     """{semaphore id: record} for the patches of one series, applied in order on
     tree (which must be at the base already)."""

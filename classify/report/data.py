@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from classify.audit import Audit, SemResult
+from classify.evidence import STATUSES, boots_line
 from classify.rules import CLASSES
 
 
@@ -22,6 +23,7 @@ def _sem_json(r: SemResult) -> dict:
         "class": v.cls,
         "reasons": v.reasons,
         "settle": v.settle,
+        "rule": v.rule,
         "evidence": v.evidence,
         "subsystem": r.subsystem,
         "declared": {"path": d.path, "line": d.line, "kind": d.kind,
@@ -36,6 +38,7 @@ def _sem_json(r: SemResult) -> dict:
                           "note": o.note} for o in sf.possible_ops],
         "escapes": [{"path": e.path, "line": e.line, "function": e.func, "to": e.to}
                     for e in sf.escapes],
+        "followed": [f.to_json() for f in sf.followed],
     }
 
 
@@ -55,11 +58,11 @@ def _runtime_counts(sems: list[dict]) -> dict[str, int]:
 def _runtime_intro(runtime: dict, sems: list[dict]) -> str:
     c = _runtime_counts(sems)
     return (f"DEBUG_MUTEX_FULL boots on {runtime.get('config', '?')} "
-            f"({len(runtime.get('boots', {}))} boots; trust kernels mark the counting pool "
+            f"({boots_line(runtime.get('boots', {}))}; trust kernels mark the counting pool "
             "struct arch_semaphore, each challenge or probe kernel leaves one semaphore a "
-            "debug mutex): " + ", ".join(f"{k} {c[k]}" for k in
-                                         ("clean", "violated", "not-exercised", "not-built")
-                                         if k in c) + ".")
+            "debug mutex; every record is derived from the console logs and compiler "
+            "errors committed in runtime/): "
+            + ", ".join(f"{k} {c[k]}" for k in STATUSES if k in c) + ".")
 
 
 def load_patches(path: Path) -> dict | None:

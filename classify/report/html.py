@@ -48,7 +48,8 @@ _STYLE = ("<style>body{font-family:sans-serif;margin:2em;max-width:80em}"
           ".key{display:inline-block;width:1em;height:1em;margin:0 .3em 0 1em;"
           "vertical-align:middle}"
           ".unknown{color:#555}.mutex{color:#2e7d32}.completion{color:#1565c0}"
-          ".counting{color:#ef6c00}.rt-violated{color:#c62828}.rt-clean{color:#2e7d32}"
+          ".counting{color:#ef6c00}.rt-violated{color:#c62828}.rt-exercised-clean{color:#2e7d32}"
+          ".rt-does-not-build-as-a-mutex{color:#ad1457}"
           ".rt-not-built,.rt-not-exercised{color:#757575}</style></head><body>")
 
 

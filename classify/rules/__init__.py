@@ -11,9 +11,9 @@ rule families, ``table`` the order they run in.
 """
 
 from classify.rules.model import (CLASSES, COMPLETION, COUNTING, MUTEX, UNKNOWN, Case,
-                                  EscapeFact, InitFact, OpFact, SemFacts, Verdict)
+                                  EscapeFact, Followed, InitFact, OpFact, SemFacts, Verdict)
 from classify.rules.table import RULES, classify, rule_name
 
 __all__ = ["CLASSES", "COMPLETION", "COUNTING", "MUTEX", "UNKNOWN", "RULES", "Case",
-           "EscapeFact", "InitFact", "OpFact", "SemFacts", "Verdict", "classify",
+           "EscapeFact", "Followed", "InitFact", "OpFact", "SemFacts", "Verdict", "classify",
            "rule_name"]

@@ -13,6 +13,11 @@ def _one(c: Case) -> bool:
     return c.count == 1
 
 
+def _unpaired(c: Case) -> str:
+    p = c.facts.pairing
+    return f" (not proven paired on one task: {p.why_not})" if p and p.why_not else ""
+
+
 def released_in_interrupt(c: Case) -> Verdict | None:
     atomic_ups = [o for o in c.ups if o.in_interrupt]
     if not _one(c) or not atomic_ups:
@@ -31,6 +36,35 @@ def trylock_in_interrupt(c: Case) -> Verdict | None:
                    atomic_try + c.inits)
 
 
+def held_across_user_return(c: Case) -> Verdict | None:
+    """A function that a system call enters returns holding the semaphore."""
+    p = c.facts.pairing
+    if not _one(c) or p is None or not p.user_return:
+        return None
+    return verdict(COUNTING, ["binary semaphore held across the return to user space: "
+                              "a mutex must be released before it; " + p.user_return],
+                   c.acquires[:4] + c.ups[:4] + c.inits)
+
+
+def paired_on_one_task(c: Case) -> Verdict | None:
+    """Taken in one function and released in another, where every use of each is
+    paired on one task (a caller does both, or a pair of callbacks that the core
+    calls in turn): a mutex held across two calls."""
+    p = c.facts.pairing
+    split = [o for o in c.acquires if not o.balanced] + \
+        [o for o in c.ups if o.func not in c.acq_funcs]
+    if not _one(c) or not split or p is None or not p.ok or \
+            not all(o.process_only for o in c.trylocks):
+        return None
+    return verdict(MUTEX, [
+        "initial count 1",
+        "taken in one function and released in another, always on one task:",
+    ] + [f"  {step}" for step in p.chain] + [
+        "no up() in atomic context, no down_timeout(), address not handed to other code",
+    ] + [f"down_trylock() in {o.func}() runs in {o.context}" for o in c.trylocks],
+        c.inits + c.acquires + c.ups)
+
+
 def released_by_another_function(c: Case) -> Verdict | None:
     foreign_ups = [o for o in c.ups if o.func not in c.acq_funcs]
     if not _one(c) or not foreign_ups:
@@ -39,7 +73,7 @@ def released_by_another_function(c: Case) -> Verdict | None:
         "binary semaphore released by another function: up() in "
         + funcs(foreign_ups)
         + ", which never takes it (maybe another task); a mutex must be released "
-        "by its owner"], foreign_ups + c.acquires[:4] + c.inits)
+        "by its owner" + _unpaired(c)], foreign_ups + c.acquires[:4] + c.inits)
 
 
 def trylock_reached_from_interrupt(c: Case) -> Verdict | None:
@@ -70,10 +104,14 @@ def not_released_on_every_path(c: Case) -> Verdict | None:
     unbalanced = [o for o in c.acquires if not o.balanced]
     if not _one(c) or not unbalanced:
         return None
+    p = c.facts.pairing
+    settle = ("check those paths: held across return (to user space?) or a form the "
+              "balance rule does not know")
+    if p is not None and p.why_not:
+        settle = ("find who calls the function that returns holding it, and whether "
+                  "the release runs on the same task: " + p.why_not)
     return unknown(["an acquisition is not proven released on every path of its "
-                    "function"], unbalanced + c.ups[:4],
-                   "check those paths: held across return (to user space?) or "
-                   "a form the balance rule does not know")
+                    "function" + _unpaired(c)], unbalanced + c.ups[:4], settle)
 
 
 def only_released(c: Case) -> Verdict | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from classify.census.model import ACQUIRE
+from classify.census.pairs import Pairing
 
 MUTEX, COMPLETION, COUNTING, UNKNOWN = "mutex", "completion", "counting", "unknown"
 CLASSES = (UNKNOWN, MUTEX, COMPLETION, COUNTING)
@@ -71,6 +72,26 @@ class EscapeFact:
     to: str                        # "foo()" or "an assignment"
 
 
+@dataclass(frozen=True)
+class Followed:
+    """An address stored in a `struct semaphore *` the census knows, whose calls
+    were taken as the semaphore's own."""
+    at: str                        # path:line of the store
+    pointer: str                   # the pointer's census id
+    kind: str                      # member | param | local | global | static
+    calls: int                     # calls made through it
+    also: list[str]                # the other semaphores stored in it
+
+    def text(self) -> str:
+        return (f"{self.at}: address stored in the {self.kind} pointer {self.pointer}; "
+                f"{self.calls} call(s) through it followed"
+                + (f"; the pointer also holds {', '.join(self.also)}" if self.also else ""))
+
+    def to_json(self) -> dict:
+        return {"at": self.at, "pointer": self.pointer, "kind": self.kind,
+                "calls": self.calls, "also": self.also}
+
+
 @dataclass
 class SemFacts:
     id: str
@@ -79,6 +100,11 @@ class SemFacts:
     possible_ops: list[OpFact] = field(default_factory=list)  # ambiguous targets
     escapes: list[EscapeFact] = field(default_factory=list)
     not_analysed: list[str] = field(default_factory=list)     # file-level failures
+    # the proof that takes and releases in different functions are paired on one
+    # task (classify/census/pairs.py); None when not asked
+    pairing: Pairing | None = None
+    # addresses stored in a `struct semaphore *` whose calls were followed
+    followed: list[Followed] = field(default_factory=list)
 
 
 @dataclass

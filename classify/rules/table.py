@@ -36,6 +36,8 @@ RULES: tuple[Rule, ...] = (
     event.completion,
     lock.released_in_interrupt,
     lock.trylock_in_interrupt,
+    lock.held_across_user_return,
+    lock.paired_on_one_task,
     lock.released_by_another_function,
     lock.trylock_reached_from_interrupt,
     lock.trylock_callers_not_followed,
@@ -56,5 +58,6 @@ def classify(sf: SemFacts) -> Verdict:
         v = rule(case)
         if v is not None:
             v.rule = rule_name(rule)
+            v.evidence += [f.text() for f in sf.followed if f.text() not in v.evidence]
             return v
     raise AssertionError(f"{sf.id}: no rule decided")   # lock.mutex decides count 1

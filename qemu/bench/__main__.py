@@ -28,7 +28,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                        "conversion patches of work/patches touch, before "
                                        "and after each patch, x86_64 allmodconfig without "
                                        "sanitizers, coverage or lock debugging; needs "
-                                       "`make patches` first).")
+                                       "`make patches` first), boottest (make "
+                                       "boot-test warm: the standard set, wall time), "
+                                       "verify (the verification of those patches "
+                                       "with an empty ccache, here and through a "
+                                       "distccd started on 127.0.0.1: its overhead, "
+                                       "not a speed-up).")
     parser.add_argument("--runs", type=int, default=5,
                        help="runs of each measurement (default: 5)")
     parser.add_argument("--parts", default=",".join(PARTS),

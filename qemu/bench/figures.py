@@ -18,7 +18,7 @@ from qemu.bench.plot import Panel, Point
 from qemu.bench.textsize import markdown as text_markdown, text_claim
 
 
-PARTS = ("boots", "audit", "spatch", "kernel", "text")
+PARTS = ("boots", "audit", "spatch", "kernel", "text", "boottest", "verify")
 
 
 SCHEMA = 1
@@ -150,6 +150,18 @@ def _spread_text(f: dict | None, unit: str = "", digits: int = 0) -> str:
             f"{fmt.format(f['max'])})")
 
 
+def verify_rows(v: dict | None) -> list[str]:
+    """The verification of the conversion patches, here and through distcc."""
+    if not v:
+        return []
+    what = f"{v.get('patches')} patches, {v.get('objects')} objects"
+    return [f"| verification of the conversion patches ({what}), {v['local_jobs']}, "
+            f"empty ccache | {_spread_text(v['local'], digits=1)} |",
+            f"| the same through distcc ({v['hosts']}; {v['distcc_jobs']} jobs went "
+            f"there; same machine: overhead, not a speed-up) | "
+            f"{_spread_text(v['distcc'], digits=1)} |"]
+
+
 def markdown(result: dict) -> str:
     """The README table: sizes, contention, handoff, toolkit, the seed's claims."""
     out = [f"Measured {result['date']} on {result['machine']['summary']}.",
@@ -195,6 +207,11 @@ def markdown(result: dict) -> str:
                 if stage in stages:
                     out.append(f"| kernel {stage}, {kind} | "
                                f"{_spread_text(stages[stage], digits=1)} |")
+        if tk.get("boot_test"):
+            bt = tk["boot_test"]
+            out.append(f"| make boot-test, warm ({bt['boots']} boots, two at a time) | "
+                       f"{_spread_text(bt['warm'], digits=1)} |")
+        out += verify_rows(tk.get("verify"))
         r = tk.get("ratios") or {}
         if r:
             out.append(f"| whole-tree spatch / audit | {r.get('spatch_over_audit_cold')}x "
@@ -293,8 +310,10 @@ def assemble(parts: dict[str, dict], kernel: Path, runs: int, note: str,
     else:
         result["skipped"] = {"code_size": "not measured: make patches, then make bench "
                                           "PARTS=text"}
-    toolkit: dict = {k: parts[k]["figures"] for k in ("audit", "spatch", "kernel")
+    toolkit: dict = {k: parts[k]["figures"] for k in ("audit", "spatch", "kernel", "verify")
                      if k in parts}
+    if "boottest" in parts:
+        toolkit["boot_test"] = parts["boottest"]["figures"]
     toolkit["ratios"] = toolkit_ratios(toolkit.get("audit"), toolkit.get("spatch"))
     result["toolkit"] = toolkit
     result["seed_claims"] = seed_claims((result.get("sizes") or {}).get("nodebug", {}),

@@ -25,6 +25,7 @@ from qemu.bench.figures import (BenchError, PARTS, _part_meta, assemble, check_s
                                 contention_panels, markdown, summarise)
 from qemu.bench.plot import line_chart
 from qemu.bench.textsize import TextError, bench_text, series_indexes
+from qemu.bench.verifytime import bench_verify
 from qemu.boot import boot_test
 from qemu.build import build_dir_for
 from qemu.scenarios import load_scenario
@@ -178,6 +179,27 @@ def bench_kernel(kernel: Path, runs: int, out_dir: Path, scenario: str = "clean"
             **{kind: {s: summarise(v) for s, v in t.items()} for kind, t in times.items()}}
 
 
+def bench_boot_test(kernel: Path, runs: int, out_dir: Path) -> dict:
+    """`make boot-test` (python3 -m qemu boot-test: the standard set, two boots at a
+    time) warm: one run to bring the builds up to date, not counted, then `runs` timed
+    runs with nothing changed.  Each must pass."""
+    cmd = [sys.executable, "-m", "qemu", "boot-test", "--kernel", str(kernel),
+           "--out", str(out_dir)]
+    walls = []
+    for i in range(runs + 1):
+        res, wall, _ = run_timed(cmd, capture_output=True, text=True, cwd=PROJECT_DIR)
+        if res.returncode != 0:
+            raise BenchError("boot-test failed: " + " | ".join(
+                (res.stdout + res.stderr).strip().splitlines()[-12:]))
+        summary = res.stdout.strip().splitlines()[-1]
+        print(f"bench: boot-test {'warm-up' if i == 0 else f'run {i}/{runs}'}: "
+              f"{wall:.1f} s, {summary}", file=sys.stderr, flush=True)
+        if i:
+            walls.append(wall)
+    return {"warm": summarise(walls), "boots": int(summary.split()[1]) if summary.startswith(
+        "boot-test: ") else 0, "command": "python3 -m qemu boot-test"}
+
+
 def measure_part(part: str, kernel: Path, cache: Path, runs: int, ms: int,
                  kernel_runs: int, spatch_runs: int, patches: Path | None = None) -> dict:
     """One part's figures, with its own date and the load average around it."""
@@ -189,6 +211,10 @@ def measure_part(part: str, kernel: Path, cache: Path, runs: int, ms: int,
         figures = bench_audit(kernel, cache, runs)
     elif part == "spatch":
         figures = bench_spatch(kernel, spatch_runs, BENCH_DIR)
+    elif part == "boottest":
+        figures = bench_boot_test(kernel, runs, BENCH_DIR / "boot-test")
+    elif part == "verify":
+        figures = bench_verify(kernel, patches or PATCHES_DIR, runs, BENCH_DIR / "verify")
     elif part == "text":
         try:
             figures = bench_text(kernel, patches or PATCHES_DIR)

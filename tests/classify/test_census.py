@@ -133,10 +133,15 @@ def test_prefilter_finds_the_same_files_with_and_without_git(tmp_path):
     (d / "wrapped.c").write_text("/* while the interface is up\n\t(see below) */\n")
     (d / "blob.c").write_bytes(b"\0\1 struct semaphore in a binary file\n")
     (d / "link.h").symlink_to("a.c")
+    (d / ".tmp").mkdir()                 # a build's dot directory: not a source
+    (d / ".tmp/c.c").write_text("static struct semaphore s;\n")
+    (d / "shipped.c").write_text("static struct semaphore t;\n")
+    (tmp_path / ".gitignore").write_text("shipped.c\n")
     walked = candidate_files(tmp_path)
+    (d / ".tmp/c.c").unlink()
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
-    assert candidate_files(tmp_path) == walked == ["drivers/a.c"]
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-f", "-A"], check=True)
+    assert candidate_files(tmp_path) == walked == ["drivers/a.c", "drivers/shipped.c"]
 
 
 def test_subsystem():

@@ -155,15 +155,17 @@ def test_runtime_records():
     assert [(e["boot"], e["ran_as"], e["result"]) for e in ic["boots"]] == [
         ("runtime-xfs", "semaphore", "clean"), ("runtime-xfs-challenge", "mutex", "violated")]
     assert "finding" not in ic
-    assert recs[BS]["status"] == "clean" and recs[BS]["evidence"].endswith("OPS 900")
+    assert recs[BS]["status"] == "exercised-clean" and recs[BS]["evidence"].endswith("OPS 900")
     # exercised as a debug mutex, counting class, no report: a finding against the class
-    assert recs[CS]["status"] == "clean"
+    assert recs[CS]["status"] == "exercised-clean"
     assert "classed counting" in recs[CS]["finding"]
     assert recs["drivers/a/x.c:lock"] == {"status": "not-built", "files": ["drivers/a/x.c"]}
     built.add("drivers/a/x.c")
     assert rt.runtime_records(SEMS, [trust], built)["drivers/a/x.c:lock"]["status"] == \
         "not-exercised"
-    assert rt.counts(recs) == {"clean": 2, "violated": 1, "not-exercised": 0, "not-built": 4}
+    assert rt.counts(recs) == {"exercised-clean": 2, "violated": 1,
+                               "does-not-build-as-a-mutex": 0, "not-exercised": 0,
+                               "not-built": 4}
 
 
 def test_a_report_on_a_marked_semaphore_is_a_finding():
@@ -180,9 +182,17 @@ def test_build_error_of_a_challenge_is_its_violation():
                 frozenset(), build_errors=["net/rxrpc/call_object.c:43:9: error: bad"],
                 verdict="not_built")
     rec = rt.runtime_records(sems, [b], {"net/rxrpc/call_object.c"})[sems[0]["id"]]
-    assert (rec["status"], rec["kind"]) == ("violated", "build_error")
-    assert "not-built" not in rt.summary_line(rec) and "violated: build_error" in \
-        rt.summary_line(rec)
+    assert (rec["status"], rec["compiler"]) == ("does-not-build-as-a-mutex",
+                                                "net/rxrpc/call_object.c:43: error: bad")
+    assert rec["boots"] == [{"boot": "runtime-rxrpc-challenge", "ran_as": "mutex",
+                             "result": "does-not-build",
+                             "error": "net/rxrpc/call_object.c:43: error: bad"}]
+    line = rt.summary_line(rec)
+    assert "not-built" not in line and "violated" not in line
+    assert line.startswith("does not build as a mutex: net/rxrpc/call_object.c:43: error: bad")
+    # the boot's record names the same line as the semaphore's
+    assert rt.build_failures(b, rt.build_index(sems)) == [
+        (sems[0]["id"], "net/rxrpc/call_object.c:43: error: bad")]
 
 
 MEMBER = "struct x {\n\tstruct semaphore\tic_sema;\n\tstruct semaphore other;\n};\n"
@@ -236,12 +246,12 @@ def test_marking_one_semaphore_is_the_marking_mechanism_and_revert_its_inverse(t
 
 
 def test_summary_line():
-    rec = {"status": "clean", "boot": "b1", "evidence": "(console_sem).lock: OPS 5",
+    rec = {"status": "exercised-clean", "boot": "b1", "evidence": "(console_sem).lock: OPS 5",
            "boots": [{"boot": "b1", "ran_as": "semaphore", "result": "clean", "ops": 5},
                      {"boot": "b2", "ran_as": "mutex", "result": "clean", "ops": 7}],
            "finding": "classed counting, but ..."}
     line = rt.summary_line(rec)
-    assert line.startswith("clean: (console_sem).lock: OPS 5 (b1)")
+    assert line.startswith("exercised, clean: (console_sem).lock: OPS 5 (b1)")
     assert "b2 (as mutex): clean, OPS 7" in line and "FINDING: classed counting" in line
     assert rt.summary_line({"status": "not-exercised"}) == "not-exercised"
 
@@ -289,9 +299,11 @@ def test_a_variant_that_does_not_build_is_evidence_about_its_unmarked_semaphore(
                               "/w/x/include/trace/trace_events.h:413:23: note: in expansion of "
                               "macro 'PARAMS'"])
     rec = rt.runtime_records(SEMS, [b], {"fs/xfs/xfs_buf.c"})[BS]
-    assert (rec["status"], rec["kind"]) == ("violated", "build_error")
-    assert rec["title"] == ("fs/xfs/xfs_trace.h:431: error: 'struct mutex_debug' has no "
-                            "member named 'count'")
+    assert rec["status"] == "does-not-build-as-a-mutex"
+    assert rec["compiler"] == ("fs/xfs/xfs_trace.h:431: error: 'struct mutex_debug' has no "
+                               "member named 'count'")
+    # the boot's build errors say the same (they were empty: no init site is named)
+    assert rt.build_failures(b, rt.build_index(SEMS)) == [(BS, rec["compiler"])]
     # a trust kernel that does not build says nothing about any one semaphore
     t = rt.Boot("runtime-xfs", "trust", frozenset({IC}), build_errors=b.build_errors,
                 verdict="not_built")
@@ -309,3 +321,46 @@ def test_version_and_subclass_suffixes_are_stripped_before_mapping():
     # the look-alike: the same member name at an init site the audit does not know,
     # in another file
     assert rt.lock_to_id("&lo->sem@drivers/block/other.c:9", index) is None
+
+
+def test_a_report_that_depends_on_timing_keeps_every_outcome():
+    """A scenario booted 3 times: two reports of one kind, one of another: the record
+    keeps the first as its status and every outcome with how often it was seen."""
+    ic_class = "&iclog->ic_sema@fs/xfs/xfs_log.c:1639"
+    titles = ["WARNING: bad unlock balance detected! in w", "WARNING: lock held when "
+              "returning to user space!", "WARNING: bad unlock balance detected! in w"]
+    kinds = ["bad_unlock_balance", "lock_held_return_to_user", "bad_unlock_balance"]
+    boots = [rt.Boot(f"c.{i + 1}", "unmark:" + IC, frozenset(), [cls(ic_class, 2)],
+                     [report(kind=kinds[i], locks=[ic_class], title=titles[i])],
+                     scenario="c") for i in range(3)]
+    rec = rt.runtime_records(SEMS, boots, {"fs/xfs/xfs_log.c"})[IC]
+    assert (rec["status"], rec["boot"], rec["kind"]) == ("violated", "c.1",
+                                                         "bad_unlock_balance")
+    assert rec["repeats"] == [{"scenario": "c", "boots": 3, "outcomes": [
+        {"outcome": f"bad_unlock_balance: {titles[0]}", "seen": 2},
+        {"outcome": f"lock_held_return_to_user: {titles[1]}", "seen": 1}]}]
+    line = rt.summary_line(rec)
+    assert "over 3 boots of c: bad_unlock_balance" in line and "(depends on timing)" in line
+    assert "c.2 (as mutex)" not in line          # the repeats are summed up, not listed
+    # the same outcome every time is no timing: said so
+    same = [rt.Boot(b.name, b.variant, b.marked, b.classes, [report(
+        kind=kinds[0], locks=[ic_class], title=titles[0])], scenario="c") for b in boots]
+    rec = rt.runtime_records(SEMS, same, {"fs/xfs/xfs_log.c"})[IC]
+    assert rec["repeats"][0]["outcomes"] == [{"outcome": f"bad_unlock_balance: {titles[0]}",
+                                              "seen": 3}]
+    assert "(every time)" in rt.summary_line(rec)
+    # a scenario booted once has no repeats
+    assert "repeats" not in rt.runtime_records(SEMS, boots[:1], {"fs/xfs/xfs_log.c"})[IC]
+
+
+def test_the_count_warning_is_kept_as_the_detail():
+    cnt = report(kind="warning", locks=["&iclog->ic_sema@fs/xfs/xfs_log.c:1639"],
+                 title="WARNING in f")
+    cnt["body"] = ["mutex_debug &iclog->ic_sema@fs/xfs/xfs_log.c:1639 initialized with "
+                   "count 2048, a mutex counts to one"]
+    b = rt.Boot("p", "unmark:" + IC, frozenset(), [], [cnt])
+    rec = rt.runtime_records(SEMS, [b], {"fs/xfs/xfs_log.c"})[IC]
+    assert rec["detail"].endswith("initialized with count 2048, a mutex counts to one")
+    assert "[mutex_debug &iclog" in rt.summary_line(rec)
+    cnt["body"] = ["some other line"]
+    assert "detail" not in rt.runtime_records(SEMS, [b], {"fs/xfs/xfs_log.c"})[IC]

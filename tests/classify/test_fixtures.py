@@ -93,3 +93,39 @@ def test_a_call_spatch_did_not_see_names_its_function(tmp_path):
         return
     assert "not analysed" in r.verdict.reasons[0] and "broken()" in r.verdict.reasons[0]
     assert unparsed == [{"path": "broken.c", "function": "broken", "lines": [13, 17]}]
+
+
+def test_the_macro_hints_are_what_makes_closure_callbacks_analysed(tmp_path, monkeypatch):
+    """Without the hints of cocci/macros.h (an empty hint file), spatch cannot parse
+    the CLOSURE_CALLBACK functions: their semaphores are unknown, named as not
+    analysed, and the census names the macro, not the function."""
+    from classify import spatch
+    from classify.census import macros
+    empty = tmp_path / "macros.h"
+    empty.write_text("/* no hints */\n")
+    monkeypatch.setattr(spatch, "MACRO_FILE", empty)
+    monkeypatch.setattr(macros, "MACRO_FILE", empty)
+    monkeypatch.setattr(spatch, "WORK_DIR", tmp_path)
+    audit = run_audit(FIXTURES / "closure_callback.c", tmp_path / "cache", nice=0)
+    got = {r.decl.id: r for r in audit.results}
+    sb = got["closure_callback.c:cache_set.sb_write_mutex"]
+    assert sb.verdict.cls == "unknown"
+    assert "not analysed" in " ".join(sb.verdict.reasons)
+    assert got["closure_callback.c:cache_set.uuid_lock"].verdict.cls == "unknown"
+    assert {o.func for o in sb.facts.ops if o.op == "up"} == {"CLOSURE_CALLBACK"}
+
+
+def test_macro_hints_parse():
+    from classify.census.macros import declared_struct, function_of, parse_hints
+    h = parse_hints("#define CLOSURE_CALLBACK(name) void name(struct work_struct *ws)\n"
+                    "#define closure_type(name, type, member) type *name = "
+                    "container_of(ws, type, member)\n"
+                    "#define __init\n#define list_for_each(pos, head) for (;;)\n")
+    assert h.functions == {"CLOSURE_CALLBACK": 0}
+    assert h.declarators == {"closure_type": (0, 1)}
+    assert function_of("CLOSURE_CALLBACK", " bch_done ", h) == "bch_done"
+    assert function_of("list_for_each", "p, h", h) == "list_for_each"
+    src = "closure_type(dc, struct cached_dev, sb_write);\nclosure_type(c, int, x);\n"
+    assert declared_struct(src, "dc", h) == "cached_dev"
+    assert declared_struct(src, "c", h) == ""        # not a struct: no hint
+    assert declared_struct(src, "d", h) == ""

@@ -71,3 +71,14 @@ def test_a_file_of_another_architecture_is_not_built_here(tmp_path):
     why = kbuild.not_enabled(tmp_path, tmp_path, "arch/arm/xen/enlighten.c")
     assert "ARCH=arm" in why
     assert kbuild.not_enabled(tmp_path, tmp_path, "arch/x86/xen/enlighten.c") == ""
+
+
+def test_jobs_from_the_environment(monkeypatch):
+    from classify.kbuild import default_jobs
+    monkeypatch.delenv("SEM2MUTEX_JOBS", raising=False)
+    import os
+    assert default_jobs() == (os.cpu_count() or 1) + 1
+    monkeypatch.setenv("SEM2MUTEX_JOBS", "2")
+    assert default_jobs() == 2
+    monkeypatch.setenv("SEM2MUTEX_JOBS", "lots")      # not a number: the default
+    assert default_jobs() == (os.cpu_count() or 1) + 1

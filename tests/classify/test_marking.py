@@ -193,3 +193,36 @@ def test_check_verdict_names_the_files_the_marking_breaks():
                         "e.c": {"before": {"status": "not built"},
                                 "after": {"status": "not built"}}}}
     assert M.check_verdict(record) == (["b.c", "c.c"], ["d.c"])
+
+
+def test_a_semaphore_whose_address_sits_in_a_shared_pointer_is_not_marked(tmp_path):
+    shared = sem("drivers/foo/pool.c:pool.slots", "counting", struct="pool",
+                 ops=[("drivers/foo/pool.c", 11, "down")])
+    shared["followed"] = [{"at": "drivers/foo/pool.c:20", "pointer": "include/foo.h:.act.sem",
+                           "kind": "member", "calls": 2, "also": []}]
+    [mark] = M.mark_all(tmp_path, [shared])
+    assert mark.status == "refused" and not mark.files
+    assert "member pointer include/foo.h:.act.sem" in mark.why[0]
+    assert "struct arch_semaphore *" in mark.why[0]
+
+
+def test_the_check_names_the_architecture_of_each_file(capsys):
+    def r(status, arch="x86_64", why=""):
+        return {"status": status, "arch": arch, "why": why, "errors": []}
+    check = {"files": {
+        "drivers/parport/parport_amiga.c": {"before": r("ok", "m68k"), "after": r("ok", "m68k")},
+        "drivers/x/plain.c": {"before": r("ok"), "after": r("ok")},
+        "drivers/pps/gone.c": {"before": r("failed", why="CONFIG_GONE depends on BROKEN"),
+                               "after": r("failed", why="CONFIG_GONE depends on BROKEN")}}}
+    assert M.print_check(check, 1.0) == []
+    out = capsys.readouterr().out
+    assert "drivers/parport/parport_amiga.c: ok on m68k (before: ok)" in out
+    assert "plain.c: ok on" not in out                      # x86_64: not named
+    assert "gone.c does not build here, with or without the marking: CONFIG_GONE " \
+        "depends on BROKEN" in out
+
+
+def test_check_only_wants_a_last_marking(tmp_path):
+    from types import SimpleNamespace
+    with pytest.raises(M.MarkingError, match="run `make marking` first"):
+        M._last_record(SimpleNamespace(out=None), tmp_path / "marking.json")

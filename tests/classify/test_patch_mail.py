@@ -284,7 +284,7 @@ def test_every_evidence_line_and_tested_only_when_a_boot_ran_it():
     msg = message.commit_message(s, "x: ", "6.1.192", "A <a@kernel.org>")
     assert all(e in msg for e in s["evidence"])
     assert "Compile-tested only." in msg
-    s["runtime"] = {"status": "clean", "boots": [
+    s["runtime"] = {"status": "exercised-clean", "boots": [
         {"boot": "runtime-xen", "result": "clean", "ops": 4, "ran_as": "mutex"}]}
     msg = message.commit_message(s, "x: ", "6.1.192", "A <a@kernel.org>")
     assert "Compile-tested only." not in msg and "runtime-xen boot" in msg
@@ -539,3 +539,21 @@ def test_continuation_lines_are_indented():
     msg = message.commit_message(s, "RDMA/hns: ", "6.1.192", None)
     assert ("  drivers/infiniband/hw/hns/hns_roce_cmd.c:69: down() in\n"
             "    hns_roce_cmd_mbox_poll()\n  a.c:1: up() in f()\n") in msg
+
+
+def test_a_paired_mutex_says_how_its_take_and_release_were_paired():
+    sem = {"class": "mutex", "rule": "lock.paired_on_one_task",
+           "declared": {"path": "drivers/a/a.c", "line": 3, "kind": "static"},
+           "ops": [{"op": "down", "path": "drivers/a/a.c"},
+                   {"op": "up", "path": "drivers/a/a.c"}]}
+    paired = " ".join(message.risks(sem))
+    plain = " ".join(message.risks({**sem, "rule": "lock.mutex"}))
+    assert "paired each take with its release on one task" in paired
+    assert "found every up() in the function that took" not in paired
+    assert "found every up() in the function that took" in plain
+
+
+def test_a_step_of_a_reason_is_a_bullet_under_it():
+    assert message.reason_lines("  f.c:3 a() calls b() and gives it back at line 5") == \
+        ["  - f.c:3 a() calls b() and gives it back at line 5"]
+    assert message.reason_lines("initial count 1") == ["- initial count 1"]

@@ -611,3 +611,17 @@ def test_checkpatch_skips_the_sign_off_check_only_for_an_unsigned_patch(
     monkeypatch.setattr(V.subprocess, "run", fake_run)
     assert V.checkpatch(tmp_path, patch).errors == 0
     assert ("--no-signoff" in seen["cmd"]) is flag
+
+
+def test_a_semaphore_whose_address_sits_in_another_pointer_is_refused():
+    held = sem("drivers/foo/a.c:tsem", "completion", kind="local")
+    held["followed"] = [{"at": "drivers/foo/a.c:9", "pointer": "include/foo.h:.act.sem",
+                         "kind": "member", "calls": 3, "also": ["drivers/foo/b.c:osem"]}]
+    local = sem("drivers/foo/a.c:lsem", kind="static")
+    local["followed"] = [{"at": "drivers/foo/a.c:12", "pointer": "drivers/foo/a.c:p@f",
+                          "kind": "local", "calls": 1, "also": []}]
+    chosen, skipped = select.select([held, local], None, [])
+    assert [s["id"] for s in chosen] == ["drivers/foo/a.c:lsem"]
+    [out] = skipped
+    assert out.status == "refused" and "member pointer include/foo.h:.act.sem" in out.why[0]
+    assert "drivers/foo/b.c:osem" in out.why[0]

@@ -84,6 +84,11 @@ def test_cli_missing_path(tmp_path):
     assert res.returncode == 1 and res.stderr.count("\n") == 1
 
 
+def errors(res) -> list[str]:
+    """The error lines of a run (the rest of stderr is its progress log)."""
+    return [ln for ln in res.stderr.splitlines() if not ln.startswith("sem2mutex.")]
+
+
 def test_cli_tree_without_semaphore_users(tmp_path):
     tree = tmp_path / "linux"
     for rel in ("Kconfig", "include/linux/semaphore.h", "kernel/locking/semaphore.c"):
@@ -94,13 +99,48 @@ def test_cli_tree_without_semaphore_users(tmp_path):
     (tree / "drivers/a.c").write_text("int main(void) { return 0; }\n")
     res = run_cli("audit", "--kernel", str(tree), "--out", str(tmp_path / "out"),
                   "--cache", str(tmp_path / "cache"))
+    assert res.returncode == 1
+    assert errors(res) == [f"error: {tree}: no struct semaphore found (0 file(s) mention "
+                           "the semaphore API): nothing to audit"]
+    assert not (tmp_path / "out").exists()
+    # one that mentions the API (up() of something else) but declares none
+    (tree / "drivers/a.c").write_text("void f(void) { up(&x); }\n")
+    res = run_cli("audit", "--kernel", str(tree), "--out", str(tmp_path / "out"),
+                  "--cache", str(tmp_path / "cache"))
+    assert res.returncode == 1 and "(1 file(s) mention" in res.stderr
+
+
+def test_cli_git_tree_that_tracks_nothing_is_refused(tmp_path):
+    import subprocess
+    tree = tmp_path / "linux"
+    for rel in ("Kconfig", "include/linux/semaphore.h", "kernel/locking/semaphore.c"):
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text("struct semaphore { int count; };\n")
+    (tree / "Makefile").write_text("VERSION = 9\nPATCHLEVEL = 9\nSUBLEVEL = 0\n")
+    (tree / "drivers").mkdir()
+    (tree / "drivers/a.c").write_text("static DEFINE_SEMAPHORE(s);\n")
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    res = run_cli("audit", "--kernel", str(tree), "--out", str(tmp_path / "out"),
+                  "--cache", str(tmp_path / "cache"))
+    assert res.returncode == 1
+    assert [e[:len(f"error: {tree}: git tracks no file here")] for e in errors(res)] == [
+        f"error: {tree}: git tracks no file here"]
+    # the same tree with its files added is audited (git grep of the index)
+    subprocess.run(["git", "-C", str(tree), "add", "-A"], check=True)
+    res = run_cli("audit", "--kernel", str(tree), "--out", str(tmp_path / "out"),
+                  "--cache", str(tmp_path / "cache"), "--nice", "0")
     assert res.returncode == 0, res.stderr
-    assert "no struct semaphore found" in res.stdout
+    assert "audit: 1 semaphores" in res.stdout
 
 
-def test_only_the_default_tree_writes_into_reports(tmp_path):
-    from classify.paths import DEFAULT_KERNEL, PROJECT_DIR as REPO, default_out
+def test_only_the_setup_trees_write_into_reports(tmp_path):
+    from classify.paths import DEFAULT_KERNEL, PROJECT_DIR as REPO, SETUP_TREES, default_out
     assert default_out(DEFAULT_KERNEL.resolve(), "6.1.192") == REPO / "reports/linux-6.1.192"
+    assert default_out(SETUP_TREES["6.12"].resolve(), "6.12.118") == \
+        REPO / "reports/linux-6.12.118"
+    # a user's 6.12 tree elsewhere is not the committed one
+    assert default_out(tmp_path / "linux-6.12", "6.12.118") == \
+        REPO / "work/reports/linux-6.12-6.12.118"
     assert default_out(tmp_path / "linux-next", "6.1.192") == \
         REPO / "work/reports/linux-next-6.1.192"
     assert default_out(tmp_path / "x.c", "file-x") == REPO / "work/reports/file-x"

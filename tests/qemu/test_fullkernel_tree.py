@@ -6,7 +6,8 @@ import subprocess
 
 import pytest
 
-from classify.kbuild import ARCH_MAKE_ARGS, config_values, kbuild_env
+from classify.arches import ARCHES
+from classify.kbuild import config_values, kbuild_env
 from qemu.common import DEFAULT_KERNEL, WORK_DIR
 from qemu.fullkernel import FRAGMENTS, FullKernelRequest, FullStatus, full_kernel
 
@@ -19,7 +20,7 @@ def defconfig(arch: str) -> str:
     out = WORK_DIR / "tests" / f"defconfig-{arch}"
     if not (out / ".config").is_file():
         subprocess.run(["make", "-s", "-C", str(DEFAULT_KERNEL), f"O={out}",
-                        *ARCH_MAKE_ARGS[arch], "defconfig"], check=True,
+                        *ARCHES[arch].make_args(), "defconfig"], check=True,
                        capture_output=True, env=kbuild_env())
     return (out / ".config").read_text()
 

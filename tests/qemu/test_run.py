@@ -33,6 +33,30 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
     assert parsed.reports[-1].kind == "hang"
 
 
+def test_a_silent_console_is_a_hang_long_before_the_timeout(tmp_path):
+    """The hang control's watchdog: no console line for `silence` seconds kills QEMU."""
+    script = "echo booting; echo '# s2m-init: hanging on purpose'; sleep 60"
+    req = RunRequest(Path("bz"), Path("rd"), tmp_path / "console.log", timeout=30.0,
+                     command=("sh", "-c", script), silence=1.0)
+    start = time.monotonic()
+    res = run_qemu(req)
+    assert time.monotonic() - start < 6
+    assert res.status is RunStatus.SILENT and res.tail[-1] == "# s2m-init: hanging on purpose"
+    parsed = parse_log(res.log_path.read_text())
+    assert parsed.verdict == "hang"
+    assert parsed.reports[-1].title == "s2m-harness: no console output for 1 s, killed qemu"
+
+
+def test_a_console_that_keeps_talking_is_not_silent(tmp_path):
+    """Look-alike: lines 0.3 s apart for 2 s under a 1 s silence limit end normally."""
+    script = "for i in 1 2 3 4 5 6 7; do echo tick $i; sleep 0.3; done; echo 's2m-init: done'"
+    req = RunRequest(Path("bz"), Path("rd"), tmp_path / "console.log", timeout=30.0,
+                     command=("sh", "-c", script), silence=1.0)
+    res = run_qemu(req)
+    assert res.status is RunStatus.EXITED
+    assert parse_log(res.log_path.read_text()).verdict == "completed"
+
+
 def test_clean_exit_is_not_a_hang(tmp_path):
     res = run_qemu(_req(tmp_path, ["sh", "-c", "echo 's2m-init: done'"]))
     assert res.status is RunStatus.EXITED and res.returncode == 0

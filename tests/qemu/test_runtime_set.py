@@ -16,7 +16,7 @@ import pytest
 from classify import evidence as rt
 from classify.convert.marking import MARKING_NAME, SUBJECT
 from classify.tree import GIT_ENV
-from qemu import runtime, variants
+from qemu import runrecord, runtime, variants
 from qemu.boot import BootResult
 from qemu.scenarios import Scenario
 from qemu.source import Source
@@ -281,6 +281,32 @@ def test_a_second_run_reuses_the_marking(small, monkeypatch):
         v.name: (v.commit, v.marked) for v in small.variants.values()}
 
 
+def test_a_changed_patch_after_the_marking_is_put_back_without_marking_again(
+        small, monkeypatch, tmp_path):
+    """A new or changed series patch after 0004 (a rule check of PARTIAL mode, say)
+    gives a new trust commit from the same marking commits: git am, no spatch."""
+    def no_spatch(*a, **kw):
+        raise AssertionError("the marking ran again")
+    monkeypatch.setattr(variants, "mark_commits", no_spatch)
+    series = tmp_path / "kp"
+    series.mkdir()
+    patch = (small.series / SERIES[2]).read_text()
+    assert "+int after;" in patch
+    (series / SERIES[2]).write_text(patch.replace("+int after;", "+int after2;"))
+    names = ["trust", "unmark:fs/a.h:x.s"]
+    marks = ["fs/a.h:x.s", "fs/a.h:x.t", "fs/b.c:other"]
+    changed = {v.name: v for v in runtime.make_variants(small.source, small.sems, names,
+                                                          marks, small.root / "mark", series)}
+    assert changed["trust"].commit != small.variants["trust"].commit
+    assert git(small.repo, "show", f"{changed['trust'].commit}:kernel/after.c") == "int after2;"
+    assert changed["trust"].marked == small.variants["trust"].marked
+    assert git(small.repo, "show", f"{changed['unmark:fs/a.h:x.s'].commit}:fs/a.c") + "\n" == A_C
+    # and back: the original series gives the original commits again
+    again = {v.name: v.commit for v in runtime.make_variants(
+        small.source, small.sems, names, marks, small.root / "mark", small.series)}
+    assert again["trust"] == small.variants["trust"].commit
+
+
 def test_device_args_and_slug():
     sc = load_scenario("runtime-hid")
     args = runtime.device_args(sc, None)
@@ -340,8 +366,12 @@ def test_count_warning_names_its_semaphore():
     rep = find_reports(clean_lines(text.partition("\n\n")[2]))[0]
     assert rep.kind == "warning"
     assert [lk.lock_class for lk in rep.locks] == ["&md@kernel/locking/mutex_rule_check.c:141"]
+    # the message with the count is the body's first line: the record keeps it
+    assert rep.body[0].startswith("mutex_debug &md@kernel/locking/mutex_rule_check.c:141 "
+                                  "initialized with count 2")
+    assert rt.report_detail(runrecord.parse_report_dict(rep)) == rep.body[0]
     plain = find_reports(clean_lines(WARN.replace(WARN.splitlines()[1] + "\n", "")))[0]
-    assert plain.locks == []
+    assert plain.locks == [] and rt.report_detail(runrecord.parse_report_dict(plain)) == ""
 
 
 def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
@@ -355,7 +385,7 @@ def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
     monkeypatch.setattr(runtime, "check_kernel_tree", lambda k: type("T", (), {"version": "6.1.192"}))
     monkeypatch.setattr(runtime, "prepare_source", lambda k: small.source)
     monkeypatch.setattr(variants, "MARK_TREE", small.root / "mark")
-    monkeypatch.setattr(variants, "SERIES_DIR", small.series)
+    monkeypatch.setattr(variants, "series_dir_of", lambda k: small.series)
     monkeypatch.setattr(runtime, "RUNTIME_DIR", tmp_path / "rt")
     built = []
 
@@ -373,23 +403,26 @@ def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
         "I", (), {"status": runtime.InitramfsStatus.SUCCESS})())
     booted = []
 
-    def fake_boot(sc, v, source, index, initramfs, out_dir, accel):
-        booted.append((sc.name, v.name))
+    def fake_boot(sc, v, source, index, initramfs, out_dir, accel, name):
+        booted.append((name, v.name))
         if v.image is None:
-            return BootResult(sc.name, True, "not_built", [])
+            return BootResult(name, True, "not_built", [])
         ops = 7 if sc.name == "t-trust" else 2
         report = BAD_UNLOCK.replace("&iclog->ic_sema@fs/xfs/xfs_log.c:1639",
                                     "&a->s@fs/a.c:5") if v.name != "trust" else ""
-        (out_dir / f"{sc.name}.log").write_text(
+        if name == "t-challenge.2":         # the other outcome of a race
+            report = report.replace("bad unlock balance detected!",
+                                    "lock held when returning to user space!")
+        (out_dir / f"{name}.log").write_text(
             LOG.replace("&iclog->ic_sema@fs/xfs/xfs_log.c:1639", "&a->s@fs/a.c:5")
             .replace("OPS:      12", f"OPS:       {ops}").format(report=report))
         return BootResult(sc.name, True, "completed", [])
     monkeypatch.setattr(runtime, "boot_one", fake_boot)
 
-    def scn(name, variant, about, verdict="completed"):
+    def scn(name, variant, about, verdict="completed", repeat=1):
         return Scenario(name, "", runtime.FRAGMENTS, steps=("workload:xfs",), set="runtime",
-                        variant=variant, about=tuple(about), verdict=verdict)
-    scs = [scn("t-challenge", "unmark:fs/a.h:x.s", ["fs/a.h:x.s"]),
+                        variant=variant, about=tuple(about), verdict=verdict, repeat=repeat)
+    scs = [scn("t-challenge", "unmark:fs/a.h:x.s", ["fs/a.h:x.s"], repeat=3),
            scn("t-trust", "trust", ["fs/a.h:x.s", "fs/a.h:x.t"]),
            scn("t-probe", "unmark:fs/a.h:x.t", ["fs/a.h:x.t"], "not_built"),
            scn("t-other", "unmark:fs/b.c:other", ["fs/b.c:other"])]
@@ -397,19 +430,37 @@ def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
     out.mkdir()
     results, data = runtime.runtime_test(scs, tmp_path, out, record=tmp_path / "runtime.json")
     assert built == ["trust", "unmark:fs/a.h:x.s", "unmark:fs/a.h:x.t"]
-    assert booted == [("t-trust", "trust"), ("t-challenge", "unmark:fs/a.h:x.s"),
-                      ("t-probe", "unmark:fs/a.h:x.t")]
+    assert sorted(booted) == sorted([
+        ("t-trust", "trust"), ("t-challenge.1", "unmark:fs/a.h:x.s"),
+        ("t-challenge.2", "unmark:fs/a.h:x.s"), ("t-challenge.3", "unmark:fs/a.h:x.s"),
+        ("t-probe", "unmark:fs/a.h:x.t")])
+    assert booted[0] == ("t-trust", "trust") and booted[-1][0] == "t-probe"
     other = [r for r in results if r.scenario == "t-other"][0]
     assert not other.passed and "not made" in other.problems[0]
     assert "refused" in other.problems[0]
-    record = json.loads((tmp_path / "runtime.json").read_text())
+    text = (tmp_path / "runtime.json").read_text()
+    record = json.loads(text)
+    # the record is what the artifacts say: the same bytes derived again from them
+    arts = tmp_path / "runtime"
+    assert runrecord.dumps_record(runrecord.derive({"semaphores": SMALL_AUDIT}, arts)) == text
+    assert sorted(p.name for p in arts.iterdir()) == [
+        "run.json", "t-challenge.1.log", "t-challenge.2.log", "t-challenge.3.log",
+        "t-trust.log", "unmark-fs-a.h-x.t.build.txt"]
+    assert (arts / "unmark-fs-a.h-x.t.build.txt").read_text() == \
+        "/o/fs/a.c:9:3: error: no member named 'count'\n"
     recs = record["semaphores"]
     assert recs["fs/a.h:x.s"]["status"] == "violated"
+    assert recs["fs/a.h:x.s"]["repeats"] == [{"scenario": "t-challenge", "boots": 3, "outcomes": [
+        {"outcome": "bad_unlock_balance: WARNING: bad unlock balance detected! in "
+                    "xlog_ioend_work", "seen": 2},
+        {"outcome": "lock_held_return_to_user: WARNING: lock held when returning to user "
+                    "space! in xlog_ioend_work", "seen": 1}]}]
     assert recs["fs/a.h:x.s"]["boots"][0] == {"boot": "t-trust", "ran_as": "semaphore",
                                               "result": "clean", "ops": 7,
                                               "lock_class": "&a->s@fs/a.c:5"}
-    assert (recs["fs/a.h:x.t"]["status"], recs["fs/a.h:x.t"]["kind"]) == ("violated",
-                                                                          "build_error")
+    assert recs["fs/a.h:x.t"]["status"] == "does-not-build-as-a-mutex"
+    assert recs["fs/a.h:x.t"]["compiler"] == "fs/a.c:9: error: no member named 'count'"
+    assert record["boots"]["t-probe"]["build_errors"] == [recs["fs/a.h:x.t"]["compiler"]]
     assert recs["fs/b.c:other"]["status"] == "not-built"
     assert record["boots"]["t-other"]["verdict"] == "not_made"
     assert data["trust_marks"] == ["fs/a.h:x.s", "fs/a.h:x.t", "fs/b.c:other"]
@@ -423,9 +474,13 @@ def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
     assert "runtime: trust: fs/b.c:other NOT MARKED, runs as a debug mutex: refused: " \
         in summary
     assert "runtime: variant unmark:fs/b.c:other NOT MADE: " in summary
+    assert "runtime: 4 boots of 2 kernels; 1 kernel(s) did not build, not booted: " \
+        "unmark:fs/a.h:x.t; 1 variant(s) not made: unmark:fs/b.c:other" in summary
 
 
-# Real console logs of runtime boots (tests/qemu/logs/runtime-*.log): the header's SEM
+# Real console logs of runtime boots kept as parser fixtures (tests/qemu/logs/runtime-*.log,
+# an earlier run than the committed record, whose logs are in reports/linux-*/runtime/):
+# the header's SEM
 # names the audit id the first report must map to, EXERCISED the ids whose lock classes
 # the log's "# lockdep-class:" lines must show with operations.
 RUNTIME_LOGS = sorted((Path(__file__).parent / "logs").glob("runtime-*.log"))
@@ -443,7 +498,7 @@ def test_runtime_fixture_maps_to_the_audit(path):
     index = rt.build_index(json.loads(AUDIT.read_text())["semaphores"])
     parsed = parse_log(body)
     if "SEM" in header:
-        first = runtime.parse_report_dict(parsed.reports[0])
+        first = runrecord.parse_report_dict(parsed.reports[0])
         assert rt.report_ids(first, index) == [header["SEM"].strip()]
     else:
         assert parsed.reports == []

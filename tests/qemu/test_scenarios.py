@@ -61,8 +61,12 @@ def test_ktap_path_expectation():
 
 def test_negative_control_hang_passes_only_on_hang():
     hang = load_scenario("hang")
-    rep = _report("hang", "s2m-harness: timeout after 40 s, killed qemu after 40.0 s")
+    rep = _report("hang", "s2m-harness: no console output for 5 s, killed qemu")
     assert evaluate(hang, _parsed("hang", [rep])).passed
+    assert hang.silence == 5 and hang.timeout == 40
+    # killed at the outer deadline instead: not the hang the control expects
+    late = _report("hang", "s2m-harness: timeout after 40 s, killed qemu")
+    assert not evaluate(hang, _parsed("hang", [late])).passed
     assert not evaluate(hang, _parsed("completed")).passed
 
 
@@ -112,3 +116,31 @@ def test_every_arch_expectation_says_why():
     for name in list_scenarios():
         for arch, (why, _) in load_scenario(name).arch_reports.items():
             assert arch in ("arm64",) and len(why) > 40, name
+
+
+def test_partial_pair_expects_the_mutex_debug_and_nothing_else():
+    from qemu.parse import Lock
+    from qemu.scenarios import console_problems
+    partial, clean = load_scenario("partial"), load_scenario("partial-clean")
+    assert partial.fragments == clean.fragments == ("base", "mode-partial", "rule-check")
+    assert partial.standard and clean.standard
+    md = _report("bad_unlock_balance", "WARNING: bad unlock balance detected! in check_partial")
+    md.locks = [Lock("partial_md.lock", "partial_md.lock", "releasing")]
+    assert evaluate(partial, _parsed(reports=[md])).passed
+    # look-alike: the same report about a plain semaphore's lock is not the one expected
+    sem = _report("bad_unlock_balance", "WARNING: bad unlock balance detected! in check_partial")
+    sem.locks = [Lock("partial_event.lock", "partial_event.lock", "releasing")]
+    ev = evaluate(partial, _parsed(reports=[sem]))
+    assert not ev.passed and any("missing expected report" in p for p in ev.problems)
+    assert any(p.startswith("unexpected report") for p in ev.problems)
+    # the clean one takes no report at all
+    assert evaluate(clean, _parsed()).passed
+    assert not evaluate(clean, _parsed(reports=[md])).passed
+    # and both need the line that says the plain semaphores ran
+    lines = ["mutex_rule_check: running partial",
+             "mutex_rule_check: partial: plain semaphores used as counting semaphores",
+             "mutex_rule_check: done partial"]
+    assert console_problems(partial, lines) == []
+    assert console_problems(partial, lines[:1]) == [
+        "console line missing: 'mutex_rule_check: partial: plain semaphores used as "
+        "counting semaphores'", "console line missing: 'mutex_rule_check: done partial'"]

@@ -15,3 +15,28 @@ def test_summary_is_median_min_max():
 def test_a_failed_audit_is_not_timed(tmp_path):
     with pytest.raises(BenchError, match=r"classify audit --kernel .*absent.* failed \(1\)"):
         time_audit(tmp_path / "absent", tmp_path / "cache", fresh=True)
+
+
+def test_boot_test_part_times_warm_runs_after_one_warm_up(tmp_path, monkeypatch):
+    """PARTS=boottest: one warm-up, then `runs` timed runs of `python3 -m qemu boot-test`;
+    a failing run stops the bench instead of being timed."""
+    import subprocess
+    from qemu.bench import parts
+    calls = []
+
+    def fake(cmd, **kw):
+        calls.append(cmd)
+        out = "PASS clean\nboot-test: 17 passed, 0 failed\n"
+        return subprocess.CompletedProcess(cmd, 0, out, ""), 40.0 + len(calls), 1.0
+    monkeypatch.setattr(parts, "run_timed", fake)
+    fig = parts.bench_boot_test(tmp_path, 3, tmp_path / "out")
+    assert len(calls) == 4 and calls[0][-4:] == ["--kernel", str(tmp_path), "--out",
+                                                 str(tmp_path / "out")]
+    assert fig["warm"]["runs"] == [42.0, 43.0, 44.0] and fig["boots"] == 17
+
+    def failing(cmd, **kw):
+        return subprocess.CompletedProcess(cmd, 1, "FAIL hang\nboot-test: 16 passed, 1 "
+                                           "failed\n", ""), 9.0, 1.0
+    monkeypatch.setattr(parts, "run_timed", failing)
+    with pytest.raises(BenchError, match="boot-test failed: .*1 failed"):
+        parts.bench_boot_test(tmp_path, 3, tmp_path / "out")

@@ -133,7 +133,16 @@ def test_markdown_shows_cpu_time_when_measured():
     assert "| whole-tree spatch sem_ops.cocci (1 run), CPU time | 1,200.0 (1,200.0–1,200.0) |" in md
     assert "| whole-tree spatch / audit, CPU time | 24.0x cold, 600.0x warm |" in md
     assert "| struct mutex is smaller than struct semaphore |" in md
-    assert "Not measured in this run: audit, spatch, kernel, text (make bench PARTS=audit," in md
+    assert "Not measured in this run: audit, spatch, kernel, text, boottest, verify (make bench " \
+        "PARTS=audit," in md
+    assert "make boot-test, warm" not in md
+
+
+def test_markdown_shows_the_boot_test_when_measured():
+    r = result()
+    r["toolkit"]["boot_test"] = {"warm": summarise([41, 44, 39, 40, 52]), "boots": 17}
+    md = markdown(r)
+    assert "| make boot-test, warm (17 boots, two at a time) | 41.0 (39.0–52.0) |" in md
 
 
 def test_json_shape_is_accepted_and_round_trips():
@@ -176,3 +185,16 @@ def test_assemble_merges_the_latest_figures_of_each_part():
     assert r["sizes"]["nodebug"]["mutex"] == 32
     assert "kernel" not in r["toolkit"]
     assert check_shape(r) == []
+
+
+def test_markdown_shows_the_verification_here_and_through_distcc():
+    from qemu.bench.figures import verify_rows
+    one = {"median": 100.0, "min": 100.0, "max": 100.0, "runs": [100.0]}
+    rows = verify_rows({"local": one, "distcc": {**one, "median": 120.0, "min": 120.0,
+                                                 "max": 120.0}, "patches": 3, "objects": 50,
+                        "distcc_jobs": 48, "hosts": "127.0.0.1 (distccd --jobs 2), make -j2",
+                        "local_jobs": "make -j1"})
+    assert rows[0].startswith("| verification of the conversion patches (3 patches, 50 "
+                              "objects), make -j1, empty ccache | 100.0")
+    assert "48 jobs went there; same machine: overhead, not a speed-up) | 120.0" in rows[1]
+    assert verify_rows(None) == []          # not measured: no row
