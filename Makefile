@@ -30,11 +30,16 @@ KERNEL ?= $(PRISTINE)
 # downloads, 758 MB on disk and about 2 minutes of `make setup` (measured with distcc).
 CROSS_PACKAGES := gcc-arm-linux-gnueabi gcc-aarch64-linux-gnu gcc-mips-linux-gnu \
 	gcc-powerpc64le-linux-gnu gcc-m68k-linux-gnu gcc-hppa-linux-gnu gcc-sparc64-linux-gnu
+# make boot-test ARCH=arm64: qemu-system-aarch64, and the libc the initramfs helpers
+# link statically (the compiler is gcc-aarch64-linux-gnu of CROSS_PACKAGES)
+ARM64_BOOT_PACKAGES := libc6-dev-arm64-cross qemu-system-arm
 # Everything the project runs, from Debian's archive.  Nothing else is needed.
 DEB_PACKAGES := bc binutils bison busybox-static ccache coccinelle cpio flex gcc \
 	git libelf-dev libssl-dev linux-source-6.1 linux-source-6.12 make perl python3 python3-pytest \
 	python3-pytest-xdist qemu-system-x86 sparse xz-utils xfsprogs btrfs-progs \
-	distcc $(CROSS_PACKAGES)
+	distcc $(CROSS_PACKAGES) $(ARM64_BOOT_PACKAGES)
+# The arm64 initramfs' busybox: Debian's busybox-static:arm64, unpacked (not installed).
+ARM64_BUSYBOX := $(WORK)/arm64/busybox
 
 # JOBS=2: make -j of the kernel builds (default: cores + 1), for a shared machine
 ifdef JOBS
@@ -44,7 +49,8 @@ endif
 PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
-.PHONY: help setup check test audit evaluate patches reports marking boot-test bitcheck triage bench clean distclean
+.PHONY: help setup check test audit evaluate patches reports marking boot-test bitcheck triage \
+	full-kernel bench clean distclean
 
 help:
 	@echo "sem2mutex targets (all take KERNEL=/path/to/kernel/tree, or TREE=6.1|6.12):"
@@ -58,7 +64,10 @@ help:
 	@echo "  reports    copy the patch status of work/patches into reports/ and re-render the audit"
 	@echo "  marking    regenerate kernel-patches/<version>/0004 (the counting pool marked) from"
 	@echo "             the audit (CHECK=1, EXCLUDE=)"
-	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU"
+	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU (ARCH=arm64: -M virt)"
+	@echo "  full-kernel  a DEBUG_MUTEX_FULL + lockdep kernel of your own CONFIG=.config: series"
+	@echo "             and marking applied, merged, every requested option checked, built"
+	@echo "             (ARCH=x86_64|arm64, BUILD=0, MODULES=1, BOOT=1 boots it in QEMU)"
 	@echo "  bitcheck   show that DEBUG_MUTEX_NONE leaves the kernel's .text unchanged"
 	@echo "  triage     read a tester's log (LOG=dmesg.txt): each report, its semaphores and what"
 	@echo "             that says about the audit (AUDIT=, JSON=1, OUT= writes a runtime record)"
@@ -83,10 +92,12 @@ setup:
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q \
 			--no-install-recommends $$missing; \
 	fi
+	@sh qemu/busybox-arch.sh arm64 $(ARM64_BUSYBOX)
 	@for v in $(TREES); do \
 		$(PYTHON) -m classify.tree prepare --tarball $(TARBALLS)/linux-source-$$v.tar.xz \
 			--dest $(WORK)/linux-$$v || exit 1; done
-	@$(PREFLIGHT) spatch sparse qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio git perl
+	@$(PREFLIGHT) spatch sparse qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio git perl \
+		qemu-system-aarch64 aarch64-linux-gnu-gcc
 
 # -n auto: one pytest worker per core; most of the fast tests wait on spatch.
 check:
@@ -140,10 +151,27 @@ marking:
 		--check)$(if $(filter only,$(CHECK)), --check-only)$(foreach i,$(EXCLUDE), --exclude $(i))
 
 # SCENARIOS=runtime: the exercised set (qemu/runtime.py), trust and challenge kernels,
-# and reports/linux-<version>/runtime.json for `make audit`.
+# and reports/linux-<version>/runtime.json for `make audit`.  ARCH=arm64: the standard
+# set on qemu-system-aarch64 -M virt (aarch64-linux-gnu-gcc), logs in work/boots/arm64.
+BOOT_ARCH = $(or $(ARCH),x86_64)
 boot-test:
-	@$(PREFLIGHT) --free-gib 4 qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio
-	$(PYTHON) -m qemu boot-test --kernel $(KERNEL)$(if $(SCENARIOS), --set $(SCENARIOS))
+	@$(PREFLIGHT) --free-gib 4 $(if $(filter arm64,$(ARCH)),qemu-system-aarch64 \
+		aarch64-linux-gnu-gcc,qemu-system-x86_64 busybox gcc) ccache make flex bison bc cpio
+	$(PYTHON) -m qemu boot-test --kernel $(KERNEL) --arch $(BOOT_ARCH)$(if $(SCENARIOS), \
+		--set $(SCENARIOS))
+
+# CONFIG=<your .config> (required; only read).  ARCH= (default: the config's own),
+# BUILD=0 stops after the merge and its check, MODULES=1 builds the modules too,
+# BOOT=1 boots the image in QEMU to the sem2mutex initramfs.  The O= directory,
+# work/build/full-<arch>, is kept: a second run is incremental.
+full-kernel:
+	@if [ -z "$(CONFIG)" ]; then echo "make full-kernel: error: give CONFIG=<your .config>" \
+		>&2; exit 2; fi
+	@$(PREFLIGHT) --free-gib 8 ccache make flex bison bc $(if $(filter arm64,$(ARCH)), \
+		aarch64-linux-gnu-gcc,gcc)
+	$(PYTHON) -m qemu full-kernel $(abspath $(CONFIG)) --kernel $(KERNEL)$(if $(ARCH), \
+		--arch $(ARCH))$(if $(filter 0 no,$(BUILD)), --no-build)$(if $(filter 1 yes,$(MODULES)), \
+		--modules)$(if $(filter 1 yes,$(BOOT)), --boot)
 
 bitcheck:
 	@$(PREFLIGHT) --free-gib 4 ccache gcc make flex bison bc

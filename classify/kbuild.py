@@ -205,6 +205,14 @@ class Compile:
     arch: str = NATIVE.name     # the architecture of the build it was tried in
 
 
+def kbuild_env() -> dict[str, str]:
+    """The environment of a kernel make: BUILD_ENV, and none of the MAKEFLAGS of the
+    make that ran us (`make full-kernel BUILD=1 ...` would pass BUILD=1 on as an
+    override into the kernel's tools/build)."""
+    drop = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+    return {**{k: v for k, v in os.environ.items() if k not in drop}, **BUILD_ENV}
+
+
 def make(tree: Path, build_dir: Path, *targets: str, jobs: int | None = None,
          extra: tuple[str, ...] = (), timeout: float | None = 3600,
          out=None) -> subprocess.CompletedProcess:
@@ -213,7 +221,7 @@ def make(tree: Path, build_dir: Path, *targets: str, jobs: int | None = None,
     tool that printed it.  out: an open file to stream the output to instead.
     The ARCH= (and cross compiler) is the build directory's (arches.arch_of);
     with DISTCC_HOSTS, ccache hands its misses to distcc (classify.distcc)."""
-    env = {**os.environ, **BUILD_ENV}
+    env = kbuild_env()
     try:
         distcc.check_hosts(env, warn=False)
     except distcc.DistccError as e:

@@ -12,6 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from classify.arches import ARCHES
 from classify.tree import KernelTree, TreeError, check_kernel_tree, require_free_space
 
 # The command each stage runs, and the Debian package that provides it.
@@ -30,6 +31,9 @@ TOOL_PACKAGES = {
     "git": "git",
     "perl": "perl",
     "size": "binutils",
+    "qemu-system-aarch64": "qemu-system-arm",
+    # the cross compilers, as classify/arches.py names them (aarch64-linux-gnu-gcc, ...)
+    **{a.gcc: a.package for a in ARCHES.values() if a.cross},
 }
 
 

@@ -17,7 +17,7 @@ from qemu import parse
 from qemu.build import BuildRequest, BuildResult, BuildStatus, build, build_dir_for
 from qemu.common import DEFAULT_KERNEL, WORK_DIR, Timer, dumps
 from qemu.config import ConfigRequest, ConfigResult, ConfigStatus, configure
-from qemu.rootfs import InitramfsRequest, InitramfsResult, InitramfsStatus, make_initramfs
+from qemu.rootfs import InitramfsResult, InitramfsStatus, make_initramfs, request_for
 from qemu.run import RunRequest, RunResult, RunStatus, probe_kvm, run_qemu
 from qemu.scenarios import Evaluation, Scenario, console_problems, evaluate
 from qemu.source import Source, kernel_key, prepare_source
@@ -56,9 +56,9 @@ class BootResult:
     stage_seconds: dict[str, float] = field(default_factory=dict)   # stage -> elapsed
 
 
-def build_kernel(source: Source, fragments: tuple[str, ...]) -> Kernel:
-    bdir = build_dir_for(fragments, kernel_key(source.kernel))
-    cres = configure(ConfigRequest(source.tree, bdir, fragments))
+def build_kernel(source: Source, fragments: tuple[str, ...], arch: str = "x86_64") -> Kernel:
+    bdir = build_dir_for(fragments, kernel_key(source.kernel), arch=arch)
+    cres = configure(ConfigRequest(source.tree, bdir, fragments, arch=arch))
     if cres.status is not ConfigStatus.SUCCESS:
         return Kernel(fragments, cres, None,
                       [f"config {cres.status.value}: {e}" for e in cres.errors])
@@ -72,7 +72,7 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
                   accel: str = "tcg", out_dir: Path = BOOTS_DIR,
                   extra_args: tuple[str, ...] = (), qmp: Path | None = None,
                   evaluator: Callable[[Scenario, parse.ParsedLog], Evaluation] = evaluate,
-                  name: str = "") -> BootResult:
+                  name: str = "", arch: str = "x86_64") -> BootResult:
     """Boot one scenario; extra_args (devices), qmp, evaluator and name (the boot's,
     for its log and json, when a scenario is booted several times) serve the runtime
     set."""
@@ -82,6 +82,7 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
     record: dict = {
         "scenario": sc.name, "boot": name, "fragments": list(sc.fragments), "append": sc.append(),
         "kernel": str(source.kernel), "series": source.series, "smp": sc.vcpus(),
+        "arch": arch,
         "config_hash": kernel.config.config_hash,
         "stages": {"config": {"status": kernel.config.status, "elapsed": kernel.config.elapsed,
                               "skipped": kernel.config.skipped, "errors": kernel.config.errors}},
@@ -100,7 +101,8 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
                                               sc.append(), sc.timeout, accel=accel,
                                               memory_mb=sc.memory, smp=sc.vcpus(),
                                               extra_args=extra_args, qmp=qmp,
-                                              keys=sc.keys, silence=sc.silence))
+                                              keys=sc.keys, silence=sc.silence,
+                                              arch=arch))
         record["stages"]["run"] = {"status": rres.status, "elapsed": rres.elapsed,
                                    "returncode": rres.returncode, "errors": rres.errors,
                                    "command": rres.command}
@@ -144,9 +146,11 @@ def in_parallel(jobs: Iterable[Callable[[], BootResult]],
 
 
 def boot_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL, accel: str = "tcg",
-              out_dir: Path = BOOTS_DIR, workers: int = PARALLEL_BOOTS) -> list[BootResult]:
-    """Every scenario; each distinct fragment set is configured and built once, all
-    before the first boot, then the boots run `workers` at a time."""
+              out_dir: Path = BOOTS_DIR, workers: int = PARALLEL_BOOTS,
+              arch: str = "x86_64") -> list[BootResult]:
+    """Every scenario; each distinct fragment set is configured and built once for
+    arch (x86_64, arm64), all before the first boot, then the boots run `workers` at
+    a time."""
     try:
         source = prepare_source(kernel)
     except TreeError as err:
@@ -155,17 +159,23 @@ def boot_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL, accel: s
     if not source.series:
         log.warning("kernel-patches/series does not exist yet: booting %s unpatched "
                     "(fragments that need the series will be reported Missing)", kernel)
-    initramfs = make_initramfs(InitramfsRequest())
+    initramfs = make_initramfs(request_for(arch))
     kernels: dict[tuple[str, ...], Kernel] = {}
+    scenarios = [s.for_arch(arch) for s in scenarios]
     for sc in scenarios:
         if sc.fragments not in kernels:
-            kernels[sc.fragments] = build_kernel(source, sc.fragments)
+            kernels[sc.fragments] = build_kernel(source, sc.fragments, arch)
+    if accel == "kvm" and arch != "x86_64":
+        # the machines here are x86_64: an arm64 guest has no KVM to use
+        log.info("kvm: x86_64 only here; %s boots under tcg", arch)
+        accel = "tcg"
     if accel == "kvm":
         accel = kvm_or_tcg(list(kernels.values()), initramfs, out_dir)
 
     def job(sc: Scenario) -> Callable[[], BootResult]:
         def run() -> BootResult:
-            r = boot_scenario(sc, kernels[sc.fragments], initramfs, source, accel, out_dir)
+            r = boot_scenario(sc, kernels[sc.fragments], initramfs, source, accel, out_dir,
+                              arch=arch)
             log.info("%s: %s (%s)", sc.name, "PASS" if r.passed else "FAIL", r.verdict)
             return r
         return run

@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 
 from classify.tree import TreeError
-from qemu import bitcheck, parse, triage
+from qemu import bitcheck, fullcli, parse, triage
 from qemu.boot import BOOTS_DIR, boot_test, build_kernel, summary
 from qemu.build import build_dir_for
 from qemu.common import DEFAULT_KERNEL, dumps
 from qemu.config import ConfigRequest, ConfigStatus, configure
-from qemu.rootfs import InitramfsRequest, InitramfsStatus, make_initramfs
+from qemu.arch import ARCHES
+from qemu.rootfs import InitramfsStatus, make_initramfs, request_for
 from qemu.run import RunRequest, RunStatus, run_qemu
 from qemu.scenarios import list_scenarios, load_scenario, named_set, standard_set
 from qemu.source import kernel_key, prepare_source
@@ -47,10 +48,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = p.add_subparsers(dest="cmd", required=True)
 
-    def kernel_arg(sp: argparse.ArgumentParser) -> None:
+    def kernel_arg(sp: argparse.ArgumentParser, arch: bool = True) -> None:
         sp.add_argument("--kernel", type=Path, default=DEFAULT_KERNEL,
                         help="kernel tree (read only; built from a worktree with the "
                         "series applied), default %(default)s")
+        if arch:
+            arch_arg(sp)
+
+    def arch_arg(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--arch", default="x86_64", choices=sorted(ARCHES),
+                        help="kbuild ARCH and QEMU machine (default: %(default)s; arm64: "
+                        "-M virt -cpu cortex-a57, aarch64-linux-gnu-gcc)")
 
     sp = sub.add_parser("config", help="tinyconfig + fragments + olddefconfig, check Missing")
     kernel_arg(sp)
@@ -59,10 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     sp = sub.add_parser("build", help="configure and build a bzImage (ccache, incremental)")
     kernel_arg(sp)
     sp.add_argument("--fragments", default="base", type=_fragments)
-    sub.add_parser("initramfs", help="build work/initramfs/initramfs.cpio")
+    arch_arg(sub.add_parser("initramfs", help="build work/initramfs[-ARCH]/initramfs.cpio"))
     sp = sub.add_parser("run", help="boot an image in QEMU, console teed to --log")
-    sp.add_argument("--image", type=Path, required=True, help="bzImage")
-    sp.add_argument("--initrd", type=Path, default=Path("work/initramfs/initramfs.cpio"))
+    arch_arg(sp)
+    sp.add_argument("--image", type=Path, required=True, help="bzImage (arm64: Image)")
+    sp.add_argument("--initrd", type=Path, default=None,
+                    help="default: work/initramfs[-ARCH]/initramfs.cpio")
+    sp.add_argument("--memory", type=int, default=256, help="MiB (default: 256)")
     sp.add_argument("--append", default="", help="kernel command line additions")
     sp.add_argument("--timeout", type=float, default=120.0)
     sp.add_argument("--smp", type=int, default=1, help="vCPUs (default: 1)")
@@ -72,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("log", type=Path)
     sp.add_argument("--body", action="store_true", help="keep each report's raw lines")
     triage.add_parser(sub)
+    fullcli.add_parser(sub)
     sp = sub.add_parser("fixture", help="save a boot log as a parser test fixture: header "
                         "(TITLE/KIND/ALSO/LOCKS/TASK from the parse, review it!) + raw log")
     sp.add_argument("log", type=Path)
@@ -79,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--source", required=True, help="which boot produced the log")
     sp = sub.add_parser("bitcheck", help="build a tinyconfig vmlinux with and without the "
                         "series (DEBUG_MUTEX_NONE) and compare .text; exit 1 if it differs")
-    kernel_arg(sp)
+    kernel_arg(sp, arch=False)
     sub.add_parser("scenarios", help="list the scenarios")
     for name, hlp in (("boot", "boot one or more scenarios"),
                       ("boot-test", "boot the " + STANDARD + " (or --scenario ...)")):
@@ -92,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
                         "reports/linux-<version>/runtime.json)")
         sp.add_argument("--accel", default="tcg", choices=["tcg", "kvm"],
                         help="kvm only after a probe boot proves it works")
-        sp.add_argument("--out", type=Path, default=BOOTS_DIR)
+        sp.add_argument("--out", type=Path, default=None,
+                        help=f"boot logs and records (default: {BOOTS_DIR}[/ARCH])")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="qemu: %(message)s", stream=sys.stderr)
@@ -113,6 +126,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.cmd == "triage":
         return triage.run(args)
+    if args.cmd == "full-kernel":
+        return fullcli.run(args)
     if args.cmd == "fixture":
         raw = args.log.read_text(errors="replace")
         args.dest.write_text(fixture_header(parse.parse_log(raw), args.source) + "\n" + raw)
@@ -128,12 +143,14 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(f"{name:16} {'+'.join(sc.fragments):40} {sc.description}")
         return 0
     if args.cmd == "initramfs":
-        res = make_initramfs(InitramfsRequest())
+        res = make_initramfs(request_for(args.arch))
         sys.stdout.write(dumps(res))
         return 0 if res.status is InitramfsStatus.SUCCESS else 1
     if args.cmd == "run":
-        res = run_qemu(RunRequest(args.image, args.initrd, args.log, args.append,
-                                  args.timeout, accel=args.accel, smp=args.smp))
+        initrd = args.initrd or request_for(args.arch).out_dir / "initramfs.cpio"
+        res = run_qemu(RunRequest(args.image, initrd, args.log, args.append,
+                                  args.timeout, accel=args.accel, smp=args.smp,
+                                  memory_mb=args.memory, arch=args.arch))
         for e in res.errors:
             print(e, file=sys.stderr)
         if res.status is RunStatus.TIMEOUT:
@@ -142,15 +159,15 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0 if res.status is RunStatus.EXITED else 1
     if args.cmd == "config":
         src = prepare_source(args.kernel)
-        bdir = build_dir_for(args.fragments, kernel_key(src.kernel))
-        res = configure(ConfigRequest(src.tree, bdir, args.fragments))
+        bdir = build_dir_for(args.fragments, kernel_key(src.kernel), arch=args.arch)
+        res = configure(ConfigRequest(src.tree, bdir, args.fragments, arch=args.arch))
         for e in res.errors:
             print(e, file=sys.stderr)
         print(f"config: {res.status.value} in {res.elapsed:.1f} s ({bdir}/.config)")
         return 0 if res.status is ConfigStatus.SUCCESS else 1
     if args.cmd == "build":
         src = prepare_source(args.kernel)
-        k = build_kernel(src, args.fragments)
+        k = build_kernel(src, args.fragments, args.arch)
         for e in k.problems:
             print(e, file=sys.stderr)
         if k.build is not None:
@@ -163,16 +180,20 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 2
     scenarios = [load_scenario(n) for n in names]
     sets = {sc.set for sc in scenarios}
+    out = args.out or (BOOTS_DIR if args.arch == "x86_64" else BOOTS_DIR / args.arch)
+    if "runtime" in sets and args.arch != "x86_64":
+        print("error: the runtime set boots x86_64 only", file=sys.stderr)
+        return 2
     if "runtime" in sets:
         if sets != {"runtime"}:
             print("error: runtime scenarios boot apart from the others", file=sys.stderr)
             return 2
         from qemu import runtime
-        rresults, data = runtime.runtime_test(scenarios, args.kernel, args.out,
+        rresults, data = runtime.runtime_test(scenarios, args.kernel, out,
                                               accel=args.accel)
         print(runtime.summary(rresults, data, {sc.name: list(sc.about) for sc in scenarios}))
         return 0 if all(r.passed for r in rresults) else 1
-    results = boot_test(scenarios, args.kernel, args.accel, args.out)
+    results = boot_test(scenarios, args.kernel, args.accel, out, arch=args.arch)
     print(summary(results))
     return 0 if all(r.passed for r in results) else 1
 

@@ -1,5 +1,9 @@
 """Stage 1, configure: `make tinyconfig`, merge our fragments, `olddefconfig`, verify.
 
+A fragment NAME is qemu/configs/NAME.config, or for another architecture than x86_64
+qemu/configs/<arch>/NAME.config when that exists (arm64/base.config: the PL011
+console instead of the 8250 and the x86 unwinder).
+
 As kunit.py's kunit_config: fragments are parsed into {symbol: value}; a symbol set to
 two different values by two fragments is refused (naming both); after olddefconfig every
 requested option that did not make it into .config is its own "Missing: CONFIG_X=y".
@@ -14,6 +18,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from classify import arches
 from classify.kbuild import format_option, make, missing_options, parse_config_text
 from qemu.common import CONFIGS_DIR, Timer
 
@@ -42,6 +47,7 @@ class ConfigRequest:
     build_dir: Path
     fragments: tuple[str, ...]
     configs_dir: Path = CONFIGS_DIR
+    arch: str = "x86_64"
 
 
 @dataclass
@@ -53,8 +59,15 @@ class ConfigResult:
     skipped: bool = False     # .config already matched the request
 
 
-def load_fragment(name: str, configs_dir: Path = CONFIGS_DIR) -> Fragment:
-    path = configs_dir / f"{name}.config"
+def fragment_path(name: str, configs_dir: Path = CONFIGS_DIR, arch: str = "x86_64") -> Path:
+    """configs/<arch>/NAME.config when arch has its own, else configs/NAME.config."""
+    own = configs_dir / arch / f"{name}.config"
+    return own if arch != "x86_64" and own.is_file() else configs_dir / f"{name}.config"
+
+
+def load_fragment(name: str, configs_dir: Path = CONFIGS_DIR,
+                  arch: str = "x86_64") -> Fragment:
+    path = fragment_path(name, configs_dir, arch)
     if not path.is_file():
         raise FileNotFoundError(f"no config fragment {name!r} ({path})")
     return Fragment(name, parse_config_text(path.read_text()))
@@ -98,12 +111,14 @@ def configure(req: ConfigRequest) -> ConfigResult:
 
 def _configure(req: ConfigRequest) -> ConfigResult:
     try:
-        frags = [load_fragment(n, req.configs_dir) for n in req.fragments]
+        frags = [load_fragment(n, req.configs_dir, req.arch) for n in req.fragments]
         merged = merge_fragments(frags)
     except (ConfigConflict, FileNotFoundError) as err:
         return ConfigResult(ConfigStatus.CONFLICT, 0.0, errors=str(err).splitlines())
-    chash = fragments_hash(merged, _tree_head(req.tree))
-    req.build_dir.mkdir(parents=True, exist_ok=True)
+    chash = fragments_hash(merged, _tree_head(req.tree) + ("" if req.arch == "x86_64"
+                                                           else "\0" + req.arch))
+    # every make in the directory (this one's, the build's) takes its ARCH= from here
+    arches.set_arch(req.build_dir, arches.ARCHES[req.arch])
     dot = req.build_dir / ".config"
     stamp = req.build_dir / ".s2m-config-hash"
     if dot.is_file() and stamp.is_file() and stamp.read_text().strip() == chash:
@@ -111,7 +126,8 @@ def _configure(req: ConfigRequest) -> ConfigResult:
             log.info("config %s unchanged (%s)", req.build_dir.name, chash)
             return ConfigResult(ConfigStatus.SUCCESS, 0.0, chash, skipped=True)
     stamp.unlink(missing_ok=True)
-    log.info("configuring %s: tinyconfig + %s", req.build_dir.name, " + ".join(req.fragments))
+    log.info("configuring %s: %s tinyconfig + %s", req.build_dir.name, req.arch,
+             " + ".join(req.fragments))
     res = make(req.tree, req.build_dir, "tinyconfig")
     if res.returncode != 0:
         return ConfigResult(ConfigStatus.FAILURE, 0.0, chash,

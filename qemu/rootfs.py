@@ -1,6 +1,10 @@
 """Stage 3, initramfs: busybox-static, our static helpers, the workload scripts of
 workloads/*.sh (as /bin/s2m-wl-NAME), /init, as a newc cpio.
 
+For arm64 the busybox is Debian's busybox-static:arm64 (unpacked into work/arm64 by
+`make setup`) and the helpers are built with aarch64-linux-gnu-gcc -static, into
+work/initramfs-arm64.
+
 The archive is written by Python (no cpio/find), every entry with uid/gid 0, mtime 0 and
 sorted names, so the same inputs give the same bytes.
 """
@@ -16,6 +20,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qemu.arch import get_arch
 from qemu.common import INITRAMFS_SRC, WORK_DIR, Timer
 
 log = logging.getLogger("sem2mutex.qemu.rootfs")
@@ -34,6 +39,15 @@ class InitramfsRequest:
     out_dir: Path = WORK_DIR / "initramfs"
     src_dir: Path = INITRAMFS_SRC
     busybox: Path = BUSYBOX
+    cc: str = "gcc"
+
+
+def request_for(arch: str) -> InitramfsRequest:
+    """The initramfs of an architecture: its busybox, its compiler, its directory."""
+    a = get_arch(arch)
+    if a.default:
+        return InitramfsRequest()
+    return InitramfsRequest(WORK_DIR / f"initramfs-{a.name}", INITRAMFS_SRC, a.busybox, a.cc)
 
 
 @dataclass
@@ -69,18 +83,23 @@ def newc(entries: list[Entry]) -> bytes:
     return bytes(out)
 
 
-def compile_helpers(src_dir: Path, out_dir: Path) -> tuple[dict[str, Path], list[str]]:
-    """gcc -static -O2 each qemu/initramfs/*.c; returns {name: binary} and errors."""
+def compile_helpers(src_dir: Path, out_dir: Path, cc: str = "gcc"
+                    ) -> tuple[dict[str, Path], list[str]]:
+    """cc -static -O2 each qemu/initramfs/*.c; returns {name: binary} and errors."""
     out_dir.mkdir(parents=True, exist_ok=True)
     built: dict[str, Path] = {}
     errors: list[str] = []
     for src in sorted(src_dir.glob("*.c")):
         binary = out_dir / src.stem
         if not binary.exists() or binary.stat().st_mtime < src.stat().st_mtime:
-            res = subprocess.run(["gcc", "-static", "-O2", "-Wall", "-Werror", "-o",
-                                  str(binary), str(src)], capture_output=True, text=True)
+            try:
+                res = subprocess.run([cc, "-static", "-O2", "-Wall", "-Werror", "-o",
+                                      str(binary), str(src)], capture_output=True, text=True)
+            except OSError as err:
+                errors.append(f"{src.name}: cannot run {cc}: {err}")
+                continue
             if res.returncode != 0:
-                errors += [f"{src.name}: gcc failed:"] + res.stderr.splitlines()[:20]
+                errors += [f"{src.name}: {cc} failed:"] + res.stderr.splitlines()[:20]
                 continue
         built[src.stem] = binary
     return built, errors
@@ -96,9 +115,11 @@ def make_initramfs(req: InitramfsRequest) -> InitramfsResult:
 def _make(req: InitramfsRequest) -> InitramfsResult:
     bb = req.busybox
     if not bb.is_file() or shutil.which(str(bb)) is None:
+        how = ("apt-get install busybox-static" if bb == BUSYBOX
+               else "make setup unpacks it (busybox-static of that architecture)")
         return InitramfsResult(InitramfsStatus.BUSYBOX_MISSING, 0.0, errors=[
-            f"{bb} not found: apt-get install busybox-static"])
-    helpers, errors = compile_helpers(req.src_dir, req.out_dir / "bin")
+            f"{bb} not found: {how}"])
+    helpers, errors = compile_helpers(req.src_dir, req.out_dir / "bin", req.cc)
     if errors:
         return InitramfsResult(InitramfsStatus.COMPILE_FAILED, 0.0, errors=errors)
     d, x = stat.S_IFDIR | 0o755, stat.S_IFREG | 0o755

@@ -1,4 +1,5 @@
-"""Stage 4, run: boot a bzImage + initramfs in QEMU, console teed live to a log file.
+"""Stage 4, run: boot a kernel image + initramfs in QEMU (x86_64: the default PC and
+ttyS0; arm64: `-M virt -cpu cortex-a57` and ttyAMA0), console teed live to a log file.
 
 The timeout is enforced from outside: QEMU runs in its own session (process group) and
 the whole group is killed when the deadline passes.  The harness appends one line of its
@@ -22,13 +23,19 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qemu.arch import get_arch
 from qemu.common import Timer
 
 log = logging.getLogger("sem2mutex.qemu.run")
 
-QEMU = "/usr/bin/qemu-system-x86_64"
+QEMU = get_arch("x86_64").qemu
 HARNESS_PREFIX = "s2m-harness: "
 BASE_CMDLINE = "console=ttyS0 panic=-1 ignore_loglevel"
+
+
+def base_cmdline(arch: str = "x86_64") -> str:
+    """BASE_CMDLINE with the arch's serial console."""
+    return BASE_CMDLINE.replace("ttyS0", get_arch(arch).console)
 KEYS_TRIGGER = "s2m-init: keys"          # the guest's /init asks for key presses
 KEY_NAMES = ("a", "s", "d", "f", "j", "k", "l", "spc")
 
@@ -51,7 +58,8 @@ class RunRequest:
     accel: str = "tcg"
     memory_mb: int = 256
     smp: int = 1                         # vCPUs (the kernel needs CONFIG_SMP for > 1)
-    qemu: str = QEMU
+    qemu: str = ""                       # "": the arch's QEMU system binary
+    arch: str = "x86_64"
     command: tuple[str, ...] | None = None  # replaces the QEMU command line (tests)
     extra_args: tuple[str, ...] = ()     # devices: disks, NICs, USB (runtime scenarios)
     qmp: Path | None = None              # QMP socket path (with keys)
@@ -73,10 +81,11 @@ class RunResult:
 def qemu_command(req: RunRequest) -> list[str]:
     if req.command is not None:
         return list(req.command)
-    cmdline = BASE_CMDLINE + (" " + req.append if req.append else "")
-    cmd = [req.qemu, "-accel", req.accel, "-m", str(req.memory_mb), "-smp", str(req.smp),
-           "-nographic", "-no-reboot", "-kernel", str(req.kernel), "-initrd",
-           str(req.initrd), "-append", cmdline]
+    arch = get_arch(req.arch)
+    cmdline = base_cmdline(req.arch) + (" " + req.append if req.append else "")
+    cmd = [req.qemu or arch.qemu, *arch.machine, "-accel", req.accel, "-m",
+           str(req.memory_mb), "-smp", str(req.smp), "-nographic", "-no-reboot",
+           "-kernel", str(req.kernel), "-initrd", str(req.initrd), "-append", cmdline]
     if req.qmp is not None:
         cmd += ["-qmp", f"unix:{req.qmp},server=on,wait=off"]
     return cmd + list(req.extra_args)
@@ -140,8 +149,9 @@ def wait_or_kill(proc: subprocess.Popen, req: RunRequest, last_line: list[float]
 def run_qemu(req: RunRequest) -> RunResult:
     cmd = qemu_command(req)
     if req.command is None and shutil.which(cmd[0]) is None:
+        pkg = "qemu-system-arm" if req.arch == "arm64" else "qemu-system-x86"
         return RunResult(RunStatus.QEMU_MISSING, 0.0, command=cmd, errors=[
-            f"{cmd[0]} not found: apt-get install qemu-system-x86"])
+            f"{cmd[0]} not found: apt-get install {pkg}"])
     req.log_path.parent.mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
     with Timer() as t, req.log_path.open("w", encoding="utf-8", errors="replace") as out:

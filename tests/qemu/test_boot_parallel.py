@@ -4,6 +4,8 @@ than PARALLEL_BOOTS run at once."""
 import threading
 import time
 
+import pytest
+
 from qemu.boot import PARALLEL_BOOTS, BootResult, in_parallel
 
 
@@ -50,12 +52,12 @@ def test_boot_test_builds_every_kernel_before_the_first_boot(monkeypatch, tmp_pa
     monkeypatch.setattr(boot, "prepare_source", lambda k: SimpleNamespace(series=["x"]))
     monkeypatch.setattr(boot, "make_initramfs", lambda req: SimpleNamespace(image=None))
 
-    def fake_build(source, fragments):
+    def fake_build(source, fragments, arch):
         events.append(("build", fragments))
         return boot.Kernel(fragments, None, None)
     monkeypatch.setattr(boot, "build_kernel", fake_build)
 
-    def fake_boot(sc, kernel, initramfs, source, accel, out_dir):
+    def fake_boot(sc, kernel, initramfs, source, accel, out_dir, arch):
         events.append(("boot", sc.name))
         return BootResult(sc.name, True, "completed", [])
     monkeypatch.setattr(boot, "boot_scenario", fake_boot)
@@ -65,3 +67,24 @@ def test_boot_test_builds_every_kernel_before_the_first_boot(monkeypatch, tmp_pa
     assert [r.scenario for r in results] == ["a", "p", "b"]
     assert events[:2] == [("build", full), ("build", partial)]
     assert sorted(e[1] for e in events[2:]) == ["a", "b", "p"]
+
+
+def test_boot_test_arm64_builds_and_boots_for_arm64_under_tcg(monkeypatch, tmp_path):
+    """ARCH=arm64 reaches every build and boot; kvm (x86_64 hosts only) becomes tcg
+    without a probe boot."""
+    from types import SimpleNamespace
+    from qemu import boot
+    from qemu.scenarios import Scenario
+    seen = []
+    monkeypatch.setattr(boot, "prepare_source", lambda k: SimpleNamespace(series=["x"]))
+    monkeypatch.setattr(boot, "make_initramfs", lambda req: SimpleNamespace(image=None))
+    monkeypatch.setattr(boot, "kvm_or_tcg", lambda *a: pytest.fail("probed kvm for arm64"))
+    monkeypatch.setattr(boot, "build_kernel", lambda source, fragments, arch: (
+        seen.append(("build", arch)), boot.Kernel(fragments, None, None))[1])
+
+    def fake_boot(sc, kernel, initramfs, source, accel, out_dir, arch):
+        seen.append(("boot", arch, accel))
+        return BootResult(sc.name, True, "completed", [])
+    monkeypatch.setattr(boot, "boot_scenario", fake_boot)
+    boot.boot_test([Scenario("a", "", ("base",))], tmp_path, "kvm", tmp_path, arch="arm64")
+    assert seen == [("build", "arm64"), ("boot", "arm64", "tcg")]

@@ -99,6 +99,25 @@ def test_bench_scenarios_are_not_standard_and_use_every_host_core():
     assert load_scenario("clean").vcpus() == 1
 
 
+def test_arch_expectation_replaces_the_reports_there_only():
+    """rule-user_return: arm64 6.1 has no lockdep_sys_exit() (no generic entry), so
+    no report is expected there; x86_64 must still report."""
+    sc = load_scenario("rule-user_return")
+    report = _report("lock_held_return_to_user", "WARNING: lock held when returning to "
+                     "user space!")
+    assert evaluate(sc.for_arch("x86_64"), _parsed(reports=[report])).passed
+    assert not evaluate(sc.for_arch("x86_64"), _parsed()).passed
+    assert evaluate(sc.for_arch("arm64"), _parsed()).passed
+    assert not evaluate(sc.for_arch("arm64"), _parsed(reports=[report])).passed
+    assert "lockdep_sys_exit" in sc.arch_reports["arm64"][0]
+
+
+def test_every_arch_expectation_says_why():
+    for name in list_scenarios():
+        for arch, (why, _) in load_scenario(name).arch_reports.items():
+            assert arch in ("arm64",) and len(why) > 40, name
+
+
 def test_partial_pair_expects_the_mutex_debug_and_nothing_else():
     from qemu.parse import Lock
     from qemu.scenarios import console_problems
