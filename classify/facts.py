@@ -161,16 +161,15 @@ def run_batch(cwd: Path, rels: list[str], script: Path, timeout: float, nice: in
 
 
 def _batches(todo: list[tuple[str, str]], texts: dict[str, str], jobs: int,
-             size: int = 8) -> list[list[tuple[str, str]]]:
-    """Batches of about `size` files, big files spread out so workers finish together."""
-    if not todo:
-        return []
+             per_job: int = 2) -> list[list[tuple[str, str]]]:
+    """per_job batches for each job, big files spread out so that the workers
+    finish together.  Few batches: each spatch start costs about 1.8 s of CPU
+    (parsing the combined script's 130 rules, starting its Python), against
+    0.1-0.5 s for most files."""
     order = sorted(todo, key=lambda t: (-len(texts.get(t[0], "")), t[0]))
-    n = max(1, min(len(order), -(-len(order) // size)))
-    n = max(n, min(len(order), jobs))
-    out: list[list[tuple[str, str]]] = [[] for _ in range(n)]
+    out: list[list[tuple[str, str]]] = [[] for _ in range(min(len(order), jobs * per_job))]
     for i, item in enumerate(order):
-        out[i % n].append(item)
+        out[i % len(out)].append(item)
     return out
 
 

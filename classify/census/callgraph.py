@@ -30,6 +30,7 @@ from classify.census.contexts import (ATOMIC, HARDIRQ, PROCESS, SOFTIRQ, UNKNOWN
                                       field_context, registration_context)
 from classify.census.cscan import read_text
 from classify.census.grep import grep_names, tree_key
+from classify.census.pool import scan_files
 
 log = logging.getLogger("sem2mutex.callgraph")
 
@@ -122,25 +123,34 @@ class _Builder:
         self.tree: str | None = None
 
     def scan(self, rel: str) -> dict:
-        if rel in self.scans:
-            return self.scans[rel]
-        text = self.census.texts.get(rel)
-        if text is None:
-            try:
-                text = read_text(self.root, rel)
-            except OSError as err:
-                log.warning("%s: %s", rel, err)
-                text = ""
-        key = "callsites-" + hashlib.sha256((CALLSITES_VERSION + rel + "\0" + text).encode(
-            "utf-8", "surrogateescape")).hexdigest()
-        got = self.cache.get(key) if self.cache is not None else None
-        if got is None:
-            got = scan_callsites(rel, text)
+        if rel not in self.scans:
+            self.prefetch({rel})
+        return self.scans[rel]
+
+    def prefetch(self, rels: set[str]) -> None:
+        """Scan the files of one step of the walk together (on every core)."""
+        texts, keys = {}, {}
+        for rel in sorted(rels - set(self.scans)):
+            text = self.census.texts.get(rel)
+            if text is None:
+                try:
+                    text = read_text(self.root, rel)
+                except OSError as err:
+                    log.warning("%s: %s", rel, err)
+                    text = ""
+            keys[rel] = "callsites-" + hashlib.sha256(
+                (CALLSITES_VERSION + rel + "\0" + text).encode(
+                    "utf-8", "surrogateescape")).hexdigest()
+            got = self.cache.get(keys[rel]) if self.cache is not None else None
+            if got is None:
+                texts[rel] = text
+            else:
+                self.scans[rel] = got
+        for rel, got in scan_files(scan_callsites, sorted(texts.items())).items():
             if self.cache is not None:
-                self.cache.put(key, got)
-        self.scans[rel] = got
-        self.graph.files_scanned += 1
-        return got
+                self.cache.put(keys[rel], got)
+            self.scans[rel] = got
+        self.graph.files_scanned += len(keys)
 
     def run(self, targets: set[Node] | None = None) -> CallGraph:
         frontier: set[Node] = set(targets) if targets is not None else set()
@@ -151,6 +161,7 @@ class _Builder:
         while frontier:
             new: set[Node] = set()
             remote = []
+            self.prefetch({node[0] for node in frontier})
             for node in sorted(frontier):
                 new |= self.add_refs(node, node[0])
                 info = self.scan(node[0])["funcs"].get(node[1])
@@ -194,6 +205,8 @@ class _Builder:
         hits = grep_names(self.root, sorted({n[1] for n in nodes}), self.cache, tree=self.tree)
         self.graph.grep_seconds += time.monotonic() - started
         new: set[Node] = set()
+        self.prefetch({f for node in nodes for f in hits.get(node[1], ())
+                       if len(hits[node[1]]) <= MAX_CALLER_FILES + 1})
         for node in nodes:
             files = [f for f in hits.get(node[1], ()) if f != node[0]]
             if len(files) > MAX_CALLER_FILES:

@@ -10,6 +10,7 @@ from pathlib import Path
 from classify.census.cscan import read_text
 from classify.census.macros import load_hints
 from classify.census.model import CENSUS_VERSION, Census, Decl, Op
+from classify.census.pool import scan_files
 from classify.census.prefilter import candidate_files
 from classify.census.resolver import Resolver
 from classify.census.scan import scan_file
@@ -46,6 +47,8 @@ def take_census(root: Path, files: list[str] | None = None,
         files = candidate_files(root)
     census = Census(root=root, files=list(files))
     raw_ops = []
+    scans: dict[str, dict] = {}
+    keys: dict[str, str] = {}
     for rel in files:
         try:
             text = read_text(root, rel)
@@ -53,14 +56,20 @@ def take_census(root: Path, files: list[str] | None = None,
             log.warning("%s: %s", rel, err)
             continue
         census.texts[rel] = text
-        key = "census-" + hashlib.sha256((CENSUS_VERSION + load_hints().digest + rel
-                                           + "\0" + text).encode(
+        keys[rel] = "census-" + hashlib.sha256((CENSUS_VERSION + load_hints().digest + rel
+                                                + "\0" + text).encode(
             "utf-8", "surrogateescape")).hexdigest()
-        scan = cache.get(key) if cache is not None else None
-        if scan is None:
-            scan = scan_file(rel, text)
-            if cache is not None:
-                cache.put(key, scan)
+        scan = cache.get(keys[rel]) if cache is not None else None
+        if scan is not None:
+            scans[rel] = scan
+    missed = scan_files(scan_file, [(rel, census.texts[rel]) for rel in keys
+                                    if rel not in scans])
+    for rel, scan in missed.items():
+        if cache is not None:
+            cache.put(keys[rel], scan)
+    scans.update(missed)
+    for rel in keys:
+        scan = scans[rel]
         census.defines[rel] = scan["defines"]
         census.includes[rel] = set(scan["includes"])
         census.funcs[rel] = set(scan["funcs"])

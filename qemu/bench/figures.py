@@ -294,6 +294,30 @@ def _part_meta() -> dict:
             "load_average_start": [round(x, 2) for x in os.getloadavg()]}
 
 
+# what assemble() writes besides the parts' figures
+_FRAME = {"schema", "date", "machine", "kernel", "runs", "parts", "note", "tcg", "part_meta",
+          "text", "skipped", "toolkit", "seed_claims", "bench_seconds"}
+_TOOLKIT = {"audit": "audit", "spatch": "spatch", "kernel": "kernel", "verify": "verify",
+            "boottest": "boot_test"}
+
+
+def parts_of(result: dict) -> dict[str, dict]:
+    """The parts an assembled reports/bench.json holds, each with its meta and
+    figures as measure_part() gave them: the inverse of assemble()."""
+    meta = result.get("part_meta") or {}
+    parts: dict[str, dict] = {}
+    for name in result.get("parts") or ():
+        if name == "boots":
+            figures = {k: v for k, v in result.items() if k not in _FRAME}
+        elif name == "text":
+            figures = result.get("text")
+        else:
+            figures = (result.get("toolkit") or {}).get(_TOOLKIT.get(name, name))
+        if name in meta and figures is not None:
+            parts[name] = {"meta": meta[name], "figures": figures}
+    return parts
+
+
 def assemble(parts: dict[str, dict], kernel: Path, runs: int, note: str,
              machine_info: dict | None = None) -> dict:
     """reports/bench.json from the latest figures of each part (pure when given
@@ -310,10 +334,7 @@ def assemble(parts: dict[str, dict], kernel: Path, runs: int, note: str,
     else:
         result["skipped"] = {"code_size": "not measured: make patches, then make bench "
                                           "PARTS=text"}
-    toolkit: dict = {k: parts[k]["figures"] for k in ("audit", "spatch", "kernel", "verify")
-                     if k in parts}
-    if "boottest" in parts:
-        toolkit["boot_test"] = parts["boottest"]["figures"]
+    toolkit: dict = {key: parts[k]["figures"] for k, key in _TOOLKIT.items() if k in parts}
     toolkit["ratios"] = toolkit_ratios(toolkit.get("audit"), toolkit.get("spatch"))
     result["toolkit"] = toolkit
     result["seed_claims"] = seed_claims((result.get("sizes") or {}).get("nodebug", {}),

@@ -22,7 +22,7 @@ from typing import Iterator
 
 from classify.paths import COCCI_DIR, PATCHES_DIR, PROJECT_DIR, WORK_DIR
 from qemu.bench.figures import (BenchError, PARTS, _part_meta, assemble, check_shape,
-                                contention_panels, markdown, summarise)
+                                contention_panels, markdown, parts_of, summarise)
 from qemu.bench.plot import line_chart
 from qemu.bench.textsize import TextError, bench_text, series_indexes
 from qemu.bench.verifytime import bench_verify
@@ -229,9 +229,11 @@ def measure_part(part: str, kernel: Path, cache: Path, runs: int, ms: int,
 
 def run_bench(kernel: Path, cache: Path, runs: int, parts: tuple[str, ...], ms: int,
               kernel_runs: int, spatch_runs: int, note: str = "",
-              patches: Path | None = None) -> dict:
+              patches: Path | None = None, previous: dict | None = None) -> dict:
     """Measures the parts asked for (each kept in work/bench/part-<name>.json, so a
-    part can be measured again on its own) and assembles all parts measured so far."""
+    part can be measured again on its own) and assembles all parts measured so far;
+    a part measured neither now nor in work/bench is kept from previous (the
+    committed reports/bench.json), with its own date in part_meta."""
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     for part in parts:
@@ -242,6 +244,7 @@ def run_bench(kernel: Path, cache: Path, runs: int, parts: tuple[str, ...], ms: 
     stored = {p.stem.removeprefix("part-"): json.loads(p.read_text())
               for p in sorted(BENCH_DIR.glob("part-*.json"))
               if p.stem.removeprefix("part-") in PARTS}
+    stored = parts_of(previous or {}) | stored
     result = assemble(stored, kernel, runs, note)
     result["bench_seconds"] = round(time.monotonic() - started, 1)
     return result
@@ -278,9 +281,15 @@ def main(kernel: Path, cache: Path, runs: int, out: Path | None, parts: tuple[st
             series_indexes(patches or PATCHES_DIR)
         except TextError as err:
             raise BenchError(f"text: {err}") from None
+    previous = None
+    if out and out.exists():
+        try:
+            previous = json.loads(out.read_text())
+        except ValueError as err:
+            raise BenchError(f"{out}: not JSON ({err}): move it away first") from None
     result = run_bench(kernel, cache, runs, parts, ms,
                        runs if kernel_runs is None else kernel_runs, spatch_runs, note,
-                       patches)
+                       patches, previous)
     audit = result["toolkit"].get("audit")
     for kind in ("cold", "warm"):
         if audit:

@@ -198,3 +198,23 @@ def test_markdown_shows_the_verification_here_and_through_distcc():
                               "objects), make -j1, empty ccache | 100.0")
     assert "48 jobs went there; same machine: overhead, not a speed-up) | 120.0" in rows[1]
     assert verify_rows(None) == []          # not measured: no row
+
+
+def test_parts_of_gives_back_the_parts_assemble_was_given():
+    from pathlib import Path
+
+    from qemu.bench.figures import assemble, parts_of
+    parts = {"audit": part("2026-12-03 07:00 UTC", {"cold": summarise([30, 32, 31]),
+                                                    "warm": summarise([4, 5, 4])}),
+             "boottest": part("2026-12-03 07:10 UTC", summarise([50, 52, 51])),
+             "text": part("2026-12-03 07:20 UTC", {"objects": 3}),
+             "boots": part("2026-12-03 07:30 UTC", {
+                 "sizes": {"nodebug": SIZES_61, "debug": {}},
+                 "contention": {"vcpus": 2, "ms": 1000, "runs": 5,
+                                "rows": rows(100, 300, 90, 30)}})}
+    r = assemble(parts, Path("/k"), 5, "", machine_info={"summary": "m"})
+    assert parts_of(r) == parts
+    # a part the file does not hold is not made up
+    del r["toolkit"]["boot_test"]
+    assert sorted(parts_of(r)) == ["audit", "boots", "text"]
+    assert parts_of({}) == {}
