@@ -330,7 +330,7 @@ def prove_pairing(graph: CallGraph, takers: dict[Node, list[int]], releasers: se
                 return _fail(out, f"{ref.path}:{ref.line} {node[1]}() is named at file "
                              "scope: its use is not known")
         if _exported(graph, node):
-            chain.append(f"{node[0]}: {node[1]}() is exported: its callers in the tree "
+            chain.append(f"{node[1]}() is exported by {node[0]}: its callers in the tree "
                          "were followed")
     out.chain = _merge_sites(list(dict.fromkeys(chain)))[:MAX_EVIDENCE]
     return out

@@ -126,8 +126,9 @@ def commit_message(sem: dict, prefix: str, version: str, signoff: str | None) ->
                   "CONFIG_DEBUG_MUTEXES check how it is used, and it spins "
                   "optimistically instead of sleeping at once.",
          "completion": "A completion states that intent (one side waits for an event "
-                       "the other signals) and is what the kernel uses for it; "
-                       "struct semaphore is left to real counting uses."}[sem["class"]])
+                       "the other signals) and is what the kernel uses for it. Like "
+                       "the semaphore, it counts the signals that come before a wait: "
+                       "each complete() lets one wait_for_completion() through."}[sem["class"]])
     body += ["", f"Every use of it (sem2mutex audit of Linux {version}):"]
     # checkpatch wants commit description lines of at most 75 columns
     body += [line for e in sem["evidence"] for line in wrap(e, "  ", 75, hang=2)]

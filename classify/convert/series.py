@@ -90,7 +90,8 @@ def _convert_one(tree: Path, kernel: Path, sem: dict, name: str, version: str,
     prefix = patch_prefix(kernel, cfiles)
     git(tree, "add", "-u", "--", *conv.changed)
     commit_with_message(tree, commit_message(sem, prefix, version, signoff), env)
-    notes = reviewer_notes(sem, stale_comments(tree))
+    lock = sem["id"].rsplit(":", 1)[-1].split("@")[0].split(".")[-1]
+    notes = reviewer_notes(sem, stale_comments(tree, name=lock))
     return (Outcome(sem["id"], "converted", [], cls=sem["class"], series=name,
                     files=conv.changed), prefix, notes)
 

@@ -27,15 +27,41 @@ _LABELS = {"infiniband": "RDMA", "net": "net", "gpu": "drm", "md": "md", "mmc": 
 _GATHER = {"char", "misc"}
 
 
+def _named_after(directory: str, stem: str) -> bool:
+    """hinic/hinic_hw_wq.c, vmw_pvrdma/pvrdma_cmd.c: the file belongs to a driver
+    named after its directory."""
+    d, f = directory.replace("-", "_"), stem.replace("-", "_")
+    return bool(d) and (d in f or f.split("_")[0] in d)
+
+
+def _stem_words(paths: list[str]) -> str:
+    """The words (split at "_") that the files' names all start with:
+    "iwpm" for iwpm_msg.c and iwpm_util.c."""
+    words = [Path(p).stem.split("_") for p in paths]
+    shared = []
+    for column in zip(*words):
+        if len(set(column)) != 1:
+            break
+        shared.append(column[0])
+    return "_".join(shared)
+
+
 def _component(paths: list[str]) -> str:
-    """The driver: the deepest common directory of several files; for one file,
+    """The driver.  For several files, the deepest common directory, or, when
+    they sit in one directory that gathers components (infiniband/core), the
+    component their names share (iwpm_msg.c, iwpm_util.c: iwpm).  For one file,
     its directory when the file is named after it (hinic/hinic_hw_wq.c,
     esas2r/esas2r_ioctl.c: a driver of several files), else the file's own name
     (micrel/ksz884x.c, xen/pvcalls-back.c: one driver among others)."""
     if len(set(paths)) > 1:
-        return Path(os.path.commonpath(paths)).name
+        common = Path(os.path.commonpath(paths))
+        stem = _stem_words(paths)
+        if len({Path(p).parent for p in paths}) == 1 and stem \
+                and not _named_after(common.name, stem):
+            return stem
+        return common.name
     path = Path(paths[0])
-    if path.parent.name and path.parent.name.replace("-", "_") in path.stem.replace("-", "_"):
+    if _named_after(path.parent.name, path.stem):
         return path.parent.name
     return path.stem
 
@@ -57,7 +83,11 @@ def subject_prefix(paths: list[str]) -> str:
     if top in _GATHER and rest:
         top, rest = rest[0], rest[1:]
     if top == "infiniband":
-        return f"RDMA/{comp}: " if comp != top else "RDMA: "
+        # RDMA/<driver>, except the upper-layer protocols: IB/isert, IB/srp
+        label = "IB" if rest[:1] == ["ulp"] else "RDMA"
+        return f"{label}/{comp}: " if comp != top else "RDMA: "
+    if top == "xen":
+        return f"xen/{comp}: " if comp != top else "xen: "     # xen/xenbus, xen/gntdev
     if top == "platform":
         return "platform/" + "/".join(rest + ([comp] if comp not in rest else [])) + ": "
     if top == "net" and rest[:1] == ["wireless"]:
@@ -70,13 +100,22 @@ def subject_prefix(paths: list[str]) -> str:
         comp = Path(paths[0]).stem     # a driver named after its subsystem's directory
     if comp in (top, *label.split(": ")):
         return f"{label}: "
+    # ipmi/ipmi_ssif.c is "ipmi: ssif:": the subsystem's name is not said twice
+    comp = comp.removeprefix(label + "_") or comp
     return f"{label}: {comp}: "
+
+
+# member names that say nothing of what they guard: the subject names the struct too
+_VAGUE = re.compile(r"^(sem|sema|semaphore|lock|mutex|irq|wait|done|.{1,2})$")
 
 
 def summary(sem: dict) -> str:
     """"Convert poll_sem to a mutex": the lock's own name (a member's, without its
-    struct), capitalised as upstream subjects are after their prefix."""
-    name = sem["id"].rsplit(":", 1)[-1].split(".")[-1].split("@")[0]
+    struct, unless the name alone is vague: "Convert ieee1284_info.irq to a
+    completion"), capitalised as upstream subjects are after their prefix."""
+    name = sem["id"].rsplit(":", 1)[-1].split("@")[0]
+    if not _VAGUE.match(name.split(".")[-1]):
+        name = name.split(".")[-1]
     what = {"mutex": "a mutex", "completion": "a completion"}[sem["class"]]
     return f"Convert {name} to {what}"
 

@@ -2,13 +2,17 @@
 a mapping that pushes its line past 100 columns goes to a line of its own.
 
 sem_to_completion.cocci rewrites a stored `ret = down_interruptible(E);` as
-`ret = wait_for_completion_interruptible(E) ? -EINTR : 0;`, so that the value
-passed on stays -EINTR.  Where the stored value is only tested afterwards
-(`if (ret)`, `if (!ret)`) until it is assigned again or the function ends, its
-value never leaves the function and the mapping is noise: isert's
-`if (ret) return -ENODEV;`.  That needs the uses after the call, which the
-script's one-statement rule does not see; this pass reads them in the file
-the script wrote.
+`ret = wait_for_completion_interruptible(E) ? -EINTR : 0;`, and a stored
+`ret = down_timeout(E, J);` as `ret = wait_for_completion_timeout(E, J) ? 0 :
+-ETIME;`, so that the value passed on stays what it was.  Where the stored
+value is only tested afterwards (`if (ret)`, `if (!ret)`) until it is assigned
+again or the function ends, its value never leaves the function and the
+mapping is noise: isert's `if (ret) return -ENODEV;`, iwpm's `if (ret) { ret =
+-EINVAL; ...`.  The interruptible waits keep the truth of the old value (non-zero
+on a signal); wait_for_completion_timeout() turns it over (0 on a timeout), so
+there the tests are turned over too: `if (!ret)`.  That needs the uses after the
+call, which the script's one-statement rule does not see; this pass reads them
+in the file the script wrote.
 """
 
 from __future__ import annotations
@@ -16,8 +20,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-_KEPT = re.compile(r"^(\s*(\w+)\s*=\s*wait_for_completion_(?:interruptible|killable)\(.*\))"
-                   r" \? -EINTR : 0;$")
+# the first line of a stored wait, and the mapping that ends its statement
+_STORED_WAIT = re.compile(r"^\s*(\w+)\s*=\s*wait_for_completion_"
+                          r"(interruptible|killable|timeout)\(")
+_MAPPING = {"interruptible": " ? -EINTR : 0;", "killable": " ? -EINTR : 0;",
+            "timeout": " ? 0 : -ETIME;"}
 
 
 def _uses(body: list[str], var: str) -> list[str]:
@@ -43,16 +50,35 @@ def only_tested(body: list[str], var: str) -> bool:
                               for u in uses)
 
 
+def _turn_over(line: str, var: str) -> str:
+    """`if (var)` <-> `if (!var)`."""
+    return re.sub(rf"\(\s*(!?)\s*{var}\s*\)",
+                  lambda m: f"({'' if m.group(1) else '!'}{var})", line, count=1)
+
+
 def drop_tested_values(path: Path) -> int:
-    """Drop ` ? -EINTR : 0` where the stored value is only tested; the number of
-    lines changed."""
+    """Drop the mapping where the stored value is only tested (turning the tests
+    over after a timed wait); the number of statements changed."""
     lines = path.read_text().split("\n")
     changed = 0
     for i, line in enumerate(lines):
-        m = _KEPT.match(line)
-        if m and only_tested(lines[i + 1:], m.group(2)):
-            lines[i] = m.group(1) + ";"
-            changed += 1
+        m = _STORED_WAIT.match(line)
+        if not m:
+            continue
+        end = i
+        while end < len(lines) - 1 and not lines[end].rstrip().endswith(";"):
+            end += 1
+        var, mapping = m.group(1), _MAPPING[m.group(2)]
+        if not lines[end].endswith(mapping) or not only_tested(lines[end + 1:], var):
+            continue
+        lines[end] = lines[end][:-len(mapping)] + ";"
+        if m.group(2) == "timeout":
+            for j in range(end + 1, len(lines)):
+                if lines[j].startswith("}") or re.match(rf"\s*{var}\s*=[^=]", lines[j]):
+                    break
+                if re.search(rf"\b{var}\b", lines[j]):
+                    lines[j] = _turn_over(lines[j], var)
+        changed += 1
     if changed:
         path.write_text("\n".join(lines))
     return changed

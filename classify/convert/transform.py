@@ -11,7 +11,7 @@ from pathlib import Path
 
 from classify import spatch
 from classify.convert.tested import _columns, break_long_mappings, drop_tested_values
-from classify.tree import git
+from classify.tree import TreeError, git
 
 
 SCRIPTS = {"mutex": "sem_to_mutex", "completion": "sem_to_completion"}
@@ -151,32 +151,76 @@ def convert(tree: Path, sem: dict, files: list[str], script: str | None = None,
 
 _OLD_WORDS = re.compile(r"\b(?:down|up)(?:_interruptible|_killable|_trylock|_timeout)?\(\)"
                         r"|\bsemaphores?\b|\bsema_init\b", re.I)
-_COMMENT = re.compile(r"^\s*(?:/\*|\*|//)|/\*|//")
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+# in a message string the calls have no parentheses: "down_interruptible failed"
+_OLD_CALLS = re.compile(r"\b(?:down_(?:interruptible|killable|trylock|timeout)|sema_init)\b"
+                        r"|\bsemaphores?\b", re.I)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
-def stale_comments(tree: Path, rev: str = "HEAD", near: int = 3) -> list[str]:
-    """Comments near the lines rev changed that still name the semaphore's
-    operations (down(), up(), "semaphore"): the script changes code, not words,
-    so the reviewer is told where to look ("path:line: comment")."""
-    diff = git(tree, "show", "--format=", f"-U{near}", rev)
-    out: list[str] = []
-    path, line = "", 0
-    for text in diff.splitlines():
+def _changed_lines(tree: Path, rev: str) -> dict[str, set[int]]:
+    """path -> the line numbers rev added or changed (on its side of the diff)."""
+    out: dict[str, set[int]] = {}
+    path = ""
+    for text in git(tree, "show", "--format=", "-U0", rev).splitlines():
         if text.startswith("+++ "):
             path = text[6:] if text.startswith("+++ b/") else ""
             continue
         m = _HUNK.match(text)
-        if m:
-            line = int(m.group(1))
+        if m and path:
+            first, count = int(m.group(1)), int(m.group(2) or 1)
+            out.setdefault(path, set()).update(range(first, first + max(count, 1)))
+    return out
+
+
+def _comment_parts(lines: list[str]):
+    """(line number, the comment text on it, its string literals) for each line,
+    following /* ... */ blocks across lines."""
+    in_block = False
+    for number, line in enumerate(lines, 1):
+        comment, rest = [], line
+        while rest:
+            if in_block:
+                end = rest.find("*/")
+                comment.append(rest if end < 0 else rest[:end])
+                rest = "" if end < 0 else rest[end + 2:]
+                in_block = end < 0
+                continue
+            start, slashes = rest.find("/*"), rest.find("//")
+            if slashes >= 0 and (start < 0 or slashes < start):
+                comment.append(rest[slashes:])
+                rest = rest[:slashes]
+                break
+            if start < 0:
+                break
+            in_block, rest = True, rest[start + 2:]
+        code = line if not comment else line.split("/*")[0].split("//")[0]
+        yield number, " ".join(comment), _STRING.findall(code)
+
+
+def stale_comments(tree: Path, rev: str = "HEAD", name: str = "", near: int = 6) -> list[str]:
+    """Comments (and message strings) that still speak of the semaphore after
+    rev: near a line rev changed, any that names down(), up() or "semaphore";
+    anywhere in a changed file, any that names the lock itself (a kernel-doc
+    `@name: Semaphore for ...`) together with those words.  The script changes
+    code, not words: the reviewer is told where to look ("path:line: comment")."""
+    out: list[str] = []
+    lock = re.compile(rf"\b{re.escape(name)}\b") if name else None
+    for path, changed in sorted(_changed_lines(tree, rev).items()):
+        try:
+            lines = git(tree, "show", f"{rev}:{path}").split("\n")
+        except TreeError:          # the file is gone at rev
             continue
-        if not path or text.startswith(("---", "-", "\\")):
-            continue
-        code = text[1:]
-        if _COMMENT.search(code) and _OLD_WORDS.search(code):
-            out.append(f"{path}:{line}: a comment still speaks of the semaphore: "
-                       f"\"{code.strip()[:80]}\"")
-        line += 1
+        for number, comment, strings in _comment_parts(lines):
+            close = any(abs(number - c) <= near for c in changed)
+            said = comment and _OLD_WORDS.search(comment) and (
+                close or (lock is not None and lock.search(comment)))
+            if said:
+                out.append(f"{path}:{number}: a comment still speaks of the semaphore: "
+                           f"\"{lines[number - 1].strip()[:80]}\"")
+            elif close and any(_OLD_CALLS.search(s) for s in strings):
+                out.append(f"{path}:{number}: a message still speaks of the semaphore: "
+                           f"\"{lines[number - 1].strip()[:80]}\"")
     return out
 
 

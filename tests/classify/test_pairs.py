@@ -99,7 +99,7 @@ def test_one_step_at_several_places_is_said_once():
                         "a/b.c:422 g() is i2c_gate_ctrl: why",
                         "a/c.c:7 g() is i2c_gate_ctrl: why",
                         "a/b.c:9 h() calls f() and gives it back at line 12",
-                        "a/b.c: f() is exported: its callers in the tree were followed"])
+                        "f() is exported by a/b.c: its callers in the tree were followed"])
     assert got == ["a/b.c:394, :422, a/c.c:7 g() is i2c_gate_ctrl: why",
                    "a/b.c:9 h() calls f() and gives it back at line 12",
-                   "a/b.c: f() is exported: its callers in the tree were followed"]
+                   "f() is exported by a/b.c: its callers in the tree were followed"]

@@ -195,7 +195,7 @@ def test_series_per_maintainers_entry_with_own_recipients(tmp_path, monkeypatch)
     foo = by["FOO DRIVER"]
     assert foo.dir.name == "foo-driver"
     cover, one, two = (p.read_text() for p in foo.patches)
-    assert "Subject: [PATCH net-next 1/2] foo: Convert lock to a mutex" in one
+    assert "Subject: [PATCH net-next 1/2] foo: Convert dev.lock to a mutex" in one
     assert "Subject: [PATCH net-next 0/2] foo: Convert 2 semaphores to mutexes" in cover
     # each patch its own people, the cover letter their union
     assert "To: Foo Maint <foo@kernel.org>\nCc: foo-list@vger.kernel.org" in one
@@ -208,7 +208,7 @@ def test_series_per_maintainers_entry_with_own_recipients(tmp_path, monkeypatch)
     # one patch: no cover letter, no numbers; tip.git with a branch gives no tag
     (bar,) = by["BAR DRIVER"].patches
     text = bar.read_text()
-    assert bar.name.startswith("0001-") and "Subject: [PATCH] bar: Convert lock to a mutex" \
+    assert bar.name.startswith("0001-") and "Subject: [PATCH] bar: Convert dev.lock to a mutex" \
         in text
     assert "To: Bar Maint <bar@kernel.org>\nCc: linux-kernel@vger.kernel.org\n" in text
     assert "base-commit:" not in text
@@ -220,7 +220,7 @@ def test_a_tree_with_history_gives_its_prefix_and_base_commit(tmp_path, monkeypa
     res = gen(tmp_path, kernel, monkeypatch, ids=["drivers/foo/foo.c:dev.lock"])
     (patch,) = res.series[0].patches
     text = patch.read_text()
-    assert "Subject: [PATCH net-next] net: foo: Convert lock to a mutex" in text
+    assert "Subject: [PATCH net-next] net: foo: Convert dev.lock to a mutex" in text
     head = subprocess.run(["git", "-C", str(kernel), "rev-parse", "HEAD"],
                           capture_output=True, text=True).stdout.strip()
     assert f"base-commit: {head}" in text
@@ -228,7 +228,7 @@ def test_a_tree_with_history_gives_its_prefix_and_base_commit(tmp_path, monkeypa
     subprocess.run(["git", "-C", str(kernel), "tag", "pristine"], check=True)
     res = gen(tmp_path, kernel, monkeypatch, ids=["drivers/foo/foo.c:dev.lock"])
     text = res.series[0].patches[0].read_text()
-    assert "base-commit:" not in text and "] foo: Convert lock" in text
+    assert "base-commit:" not in text and "] foo: Convert dev.lock" in text
 
 
 @needs_spatch
@@ -256,7 +256,14 @@ def test_prefix_of_subjects():
 def test_summary_is_capitalised_and_names_the_lock():
     assert subject.summary(sem("drivers/x/hns_roce_device.h:hns_roce_cmdq.poll_sem")) == \
         "Convert poll_sem to a mutex"
-    assert subject.summary(sem("a/b.c:d.wait", "completion")) == "Convert wait to a completion"
+    assert subject.summary(sem("a/b.c:d.wait_done", "completion")) == \
+        "Convert wait_done to a completion"
+    # a member's name that says nothing alone comes with its struct
+    assert subject.summary(sem("include/linux/parport.h:ieee1284_info.irq", "completion")) \
+        == "Convert ieee1284_info.irq to a completion"
+    assert subject.summary(sem("a/b.c:isert_np.sem", "completion")) == \
+        "Convert isert_np.sem to a completion"
+    assert subject.summary(sem("a/b.c:tsem", "completion")) == "Convert tsem to a completion"
 
 
 # ------------------------------------------------------------------ message
@@ -557,3 +564,30 @@ def test_a_step_of_a_reason_is_a_bullet_under_it():
     assert message.reason_lines("  f.c:3 a() calls b() and gives it back at line 5") == \
         ["  - f.c:3 a() calls b() and gives it back at line 5"]
     assert message.reason_lines("initial count 1") == ["- initial count 1"]
+
+
+def test_stale_words_in_a_comment_block_a_kernel_doc_and_a_message(tmp_path):
+    from classify.convert import transform
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    src = tmp_path / "a.c"
+    body = (["/**", " * struct priv - the device", " * @proc_sem: Semaphore for proc accessing.",
+             " * @other: not the one", " */"] + ["x;"] * 20 +
+            ["/* the interrupt handler wakes us; we can't down() the",
+             "   semaphore from there. */",
+             "if (down_interruptible(&p->proc_sem))",
+             "\tpr_err(\"down_interruptible failed\\n\");",
+             "/* down() in a far function */"])
+    src.write_text("\n".join(body) + "\n")
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "commit", "-qm", "a"], check=True, env=env)
+    src.write_text(src.read_text().replace("down_interruptible(&p->proc_sem)",
+                                           "mutex_lock_interruptible(&p->proc_sem)"))
+    subprocess.run(["git", "-C", str(tmp_path), "commit", "-qam", "b"], check=True, env=env)
+    found = transform.stale_comments(tmp_path, name="proc_sem")
+    assert [f.split(": ", 1)[0] for f in found] == ["a.c:3", "a.c:26", "a.c:27", "a.c:29",
+                                                    "a.c:30"]
+    assert "a message still speaks" in found[3]
+    # look-alikes: the kernel-doc is found by the lock's name, not by distance
+    assert [f.split(": ", 1)[0] for f in transform.stale_comments(tmp_path, name="other")] \
+        == ["a.c:26", "a.c:27", "a.c:29", "a.c:30"]

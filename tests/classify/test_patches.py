@@ -37,10 +37,21 @@ needs_spatch = pytest.mark.skipif(shutil.which("spatch") is None, reason="spatch
 @pytest.mark.parametrize("paths, prefix", [
     (["drivers/net/ethernet/micrel/ksz884x.c"], "net: ksz884x: "),
     (["drivers/net/ethernet/huawei/hinic/hinic_hw_wq.c"], "net: hinic: "),
-    (["drivers/xen/pvcalls-back.c"], "xen: pvcalls-back: "),
+    # the Xen tree's slash form
+    (["drivers/xen/pvcalls-back.c"], "xen/pvcalls-back: "),
+    (["drivers/xen/xenbus/xenbus_probe.c", "drivers/xen/xenbus/xenbus_client.c"],
+     "xen/xenbus: "),
     (["drivers/scsi/esas2r/esas2r_ioctl.c"], "scsi: esas2r: "),
     (["drivers/infiniband/hw/hns/hns_roce_cmd.c"], "RDMA/hns: "),
-    (["drivers/infiniband/ulp/isert/ib_isert.c"], "RDMA/isert: "),
+    # the upper-layer protocols are IB/, the drivers and the core RDMA/
+    (["drivers/infiniband/ulp/isert/ib_isert.c"], "IB/isert: "),
+    (["drivers/infiniband/core/iwpm_msg.c", "drivers/infiniband/core/iwpm_util.c"],
+     "RDMA/iwpm: "),
+    (["drivers/infiniband/core/cma.c"], "RDMA/cma: "),
+    (["drivers/infiniband/hw/vmw_pvrdma/pvrdma_cmd.c",
+      "drivers/infiniband/hw/vmw_pvrdma/pvrdma_main.c"], "RDMA/vmw_pvrdma: "),
+    (["drivers/scsi/hisi_sas/hisi_sas_main.c", "drivers/scsi/hisi_sas/hisi_sas_v3_hw.c"],
+     "scsi: hisi_sas: "),
     (["drivers/scsi/sg.c"], "scsi: sg: "),
     (["drivers/platform/x86/intel/ifs/core.c", "drivers/platform/x86/intel/ifs/sysfs.c"],
      "platform/x86/intel/ifs: "),
@@ -50,7 +61,9 @@ needs_spatch = pytest.mark.skipif(shutil.which("spatch") is None, reason="spatch
     (["drivers/cpufreq/brcmstb-avs-cpufreq.c"], "cpufreq: brcmstb-avs-cpufreq: "),
     (["drivers/parport/ieee1284.c", "drivers/parport/share.c"], "parport: "),
     # drivers/char gathers unrelated drivers: the next directory is the subsystem
-    (["drivers/char/ipmi/ipmi_ipmb.c"], "ipmi: ipmi_ipmb: "),
+    # and the subsystem's name is not said twice
+    (["drivers/char/ipmi/ipmi_ipmb.c"], "ipmi: ipmb: "),
+    (["drivers/char/ipmi/ipmi_ssif.c"], "ipmi: ssif: "),
     (["drivers/char/ipmi/kcs_bmc.c"], "ipmi: kcs_bmc: "),
     # wireless drivers are "wifi:", not "net:"
     (["drivers/net/wireless/intersil/orinoco/orinoco_usb.c"], "wifi: orinoco: "),
@@ -248,7 +261,7 @@ def test_one_semaphore_converted_the_other_untouched(tmp_path, monkeypatch):
     assert [o.status for o in series.outcomes] == ["converted"]
     (patch,) = series.patches                  # one patch: no cover letter
     text = patch.read_text()
-    assert "Subject: [PATCH] foo: Convert lock to a mutex" in text
+    assert "Subject: [PATCH] foo: Convert dev.lock to a mutex" in text
     assert "Signed-off-by: A U Thor <author@example.org>" in text
     assert "drivers/foo/foo.c:9: down() in f()" in text   # the audit's evidence
     assert "base-commit:" not in text          # a copied tree has no real history

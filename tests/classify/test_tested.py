@@ -98,3 +98,33 @@ def test_a_mapping_past_100_columns_goes_on_a_line_of_its_own(tmp_path: Path) ->
     short = IPMI_TIMEOUT.replace("iidev->retry_time_ms", "t")
     f.write_text(short)
     assert break_long_mappings(f) == 0 and f.read_text() == short
+
+
+IWPM = """static int wait_for_reply(struct iwpm_nlmsg_request *nlmsg_request)
+{
+\tint ret;
+
+\tret = wait_for_completion_timeout(&nlmsg_request->sem,
+\t\t\t\t\t  IWPM_NL_TIMEOUT) ? 0 : -ETIME;
+\tif (ret) {
+\t\tret = -EINVAL;
+\t\tpr_info("timeout\\n");
+\t} else {
+\t\tret = nlmsg_request->err_code;
+\t}
+\treturn ret;
+}
+"""
+
+
+def test_a_timed_wait_only_tested_loses_the_mapping_and_its_tests_turn_over(
+        tmp_path: Path) -> None:
+    got = run(tmp_path, IWPM)
+    assert "\t\t\t\t\t  IWPM_NL_TIMEOUT);\n\tif (!ret) {\n\t\tret = -EINVAL;" in got
+    assert got.count("ret") == IWPM.count("ret")
+    # look-alike: a value compared with -ETIME is used, not only tested
+    assert run(tmp_path, IPMI_TIMEOUT) == IPMI_TIMEOUT
+    interrupted = IWPM.replace("_timeout(", "_interruptible(").replace(
+        ",\n\t\t\t\t\t  IWPM_NL_TIMEOUT) ? 0 : -ETIME;", ") ? -EINTR : 0;")
+    got = run(tmp_path, interrupted)
+    assert "wait_for_completion_interruptible(&nlmsg_request->sem);\n\tif (ret) {" in got
