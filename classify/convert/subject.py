@@ -174,7 +174,8 @@ def patch_prefix(tree: Path, paths: list[str]) -> str:
 def common_prefix(prefixes: list[str], fallback: str) -> str:
     """The prefix every patch of a series shares ("net: hinic: " and "net: ksz884x: "
     share "net: "), else fallback (the series' name)."""
-    split = [p.rstrip().rstrip(":").split(": ") for p in prefixes]
+    # IB/ and RDMA/ name one subsystem: a series of both is RDMA's
+    split = [re.sub(r"^IB/", "RDMA/", p.rstrip().rstrip(":")).split(": ") for p in prefixes]
     shared: list[str] = []
     for words in zip(*split):
         if len(set(words)) != 1:

@@ -84,6 +84,10 @@ def test_cover_prefix_is_what_the_patches_share():
     # drivers of one subsystem share its label
     assert subject.common_prefix(["RDMA/hns: ", "RDMA/isert: "], "drivers/infiniband") == \
         "RDMA: "
+    assert subject.common_prefix(["RDMA/iwpm: ", "IB/isert: "], "drivers/infiniband") == \
+        "RDMA: "
+    assert subject.common_prefix(["xen/pvcalls-back: ", "xen/xenbus: "], "drivers/xen") == \
+        "xen: "
     # nothing shared: the fallback
     assert subject.common_prefix(["xen: a: ", "net: b: "], "X") == "X: "
 
