@@ -313,11 +313,14 @@ def outcome(e: dict | None) -> str:
 
 
 def repeats(sid: str, entries: list[dict], boots: list[Boot]) -> list[dict]:
-    """For each scenario booted more than once whose boots say something about sid:
-    every outcome seen and in how many of its boots, first seen first."""
+    """For each scenario booted more than once whose boots say something about sid
+    as a debug mutex: every outcome seen and in how many of its boots, first seen
+    first.  Boots where sid stayed a semaphore (marked) say nothing of it as a mutex."""
     by_name = {e["boot"]: e for e in entries}
     groups: dict[str, list[Boot]] = {}
     for b in boots:
+        if sid in b.marked:
+            continue
         groups.setdefault(b.scenario or b.name, []).append(b)
     out = []
     for scenario, group in groups.items():

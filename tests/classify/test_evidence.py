@@ -351,6 +351,12 @@ def test_a_report_that_depends_on_timing_keeps_every_outcome():
     assert "(every time)" in rt.summary_line(rec)
     # a scenario booted once has no repeats
     assert "repeats" not in rt.runtime_records(SEMS, boots[:1], {"fs/xfs/xfs_log.c"})[IC]
+    # another semaphore's challenge, where this one stayed marked, says nothing of it
+    # as a mutex: its clean boots are no repeats of it (console_sem in every kernel)
+    other = [rt.Boot(f"o.{i + 1}", "unmark:other", frozenset({IC}), [cls(ic_class, 2)],
+                     [], scenario="o") for i in range(3)]
+    rec = rt.runtime_records(SEMS, boots + other, {"fs/xfs/xfs_log.c"})[IC]
+    assert [r["scenario"] for r in rec["repeats"]] == ["c"]
 
 
 def test_the_count_warning_is_kept_as_the_detail():
