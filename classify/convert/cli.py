@@ -139,8 +139,10 @@ def run_patches(args) -> int:
                 "config": CONFIG_NAME})
     n_conv = sum(o.status == "converted" for o in outcomes)
     n_ref = sum(o.status == "refused" for o in outcomes)
+    # select() refuses some before any conversion: they are among `skipped` too
+    n_skip = sum(o.status == "skipped" for o in outcomes)
     print(f"patches: {n_conv} patch(es) in {sum(bool(s.patches) for s in series)} "
-          f"series under {out}; {n_ref} refused; {len(skipped)} skipped")
+          f"series under {out}; {n_ref} refused; {n_skip} skipped")
     if records:
         from classify.convert.verify import status_of
         counts: dict[str, int] = {}
