@@ -60,3 +60,12 @@ def test_a_changed_figure_is_caught():
     bumped = dict(audit["cold"], median=audit["cold"]["median"] + 1)
     row = toolkit_rows(README.read_text())["`make audit`, cold (`FRESH=1`)"]
     assert row != audit_row(bumped, audit["cold_cpu"])
+
+
+def test_the_boot_test_row_quotes_the_bench():
+    boot = json.loads(BENCH.read_text())["toolkit"]["boot_test"]
+    row = [line for line in README.read_text().splitlines()
+           if line.startswith("| `make boot-test`, warm: the ")]
+    assert len(row) == 1
+    warm = boot["warm"]
+    assert f"median of 5: **{median_range(warm)}, {boot['boots']} passed" in row[0]
