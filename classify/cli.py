@@ -13,7 +13,7 @@ import logging
 import sys
 from pathlib import Path
 
-from classify.paths import BUILD_ROOT, DEFAULT_CACHE, DEFAULT_KERNEL, PATCHES_DIR, default_out
+from classify.paths import DEFAULT_CACHE, DEFAULT_KERNEL, PATCHES_DIR, default_out
 from classify.convert.select import PatchError
 from classify.tree import TreeError, check_kernel_tree
 
@@ -139,9 +139,10 @@ def _add_patches(sub, common: argparse.ArgumentParser) -> None:
                          help="where the series go, one directory per subsystem "
                               "(default: work/patches)")
     patches.add_argument("--build-dir", type=Path,
-                         default=BUILD_ROOT / "allmodconfig",
                          help="persistent O= directory of the x86_64 allmodconfig "
-                              "builds (default: work/build/allmodconfig)")
+                              "builds (default: work/build/allmodconfig, "
+                              "allmodconfig-<major.minor> for a tree of another "
+                              "version than the default one)")
     patches.add_argument("--no-verify", action="store_true",
                          help="generate only: no git am / build / sparse / checkpatch")
     patches.add_argument("--verify-only", action="store_true",
@@ -186,9 +187,10 @@ def _add_marking(sub, common: argparse.ArgumentParser) -> None:
                          help="no new marking: check the patch and the files of the "
                               "last run (work/marking.json)")
     marking.add_argument("--build-dir", type=Path,
-                         default=BUILD_ROOT / "allmodconfig-full",
                          help="persistent O= directory of the check (default: "
-                              "work/build/allmodconfig-full)")
+                              "work/build/allmodconfig-full, allmodconfig-full-"
+                              "<major.minor> for a tree of another version than the "
+                              "default one)")
     marking.set_defaults(func=cmd_marking)
 
 

@@ -22,7 +22,7 @@ from classify import distcc
 from classify.arches import NATIVE, Arch, arch_of, builds_path, set_arch
 from classify.kconfig import (config_symbols, kconfig_depends, kconfig_true,  # noqa: F401
                               sourced_if, unmet_depends)
-from classify.tree import TreeError
+from classify.tree import TreeError, kernel_version
 
 log = logging.getLogger("sem2mutex.kbuild")
 
@@ -259,8 +259,10 @@ def ensure_config(tree: Path, build_dir: Path, forced: dict[str, str] | None = N
         raise KbuildError(str(e)) from None
     set_arch(build_dir, arch)
     text = "".join(format_option(s, forced[s]) + "\n" for s in sorted(forced))
-    # x86_64's hash is the one of the directories made before cross builds
-    salt = "" if arch is NATIVE else arch.name + "\0"
+    # The tree's version is in the stamp: a directory configured for 6.12 is
+    # configured again for 6.1, never prepared with the other version's .config
+    # (Kconfig would only default what 6.12 lacks, not give allmodconfig).
+    salt = kernel_version(tree) + "\0" + ("" if arch is NATIVE else arch.name + "\0")
     digest = hashlib.sha256((salt + base + "\0" + text).encode()).hexdigest()[:16]
     stamp, dot = build_dir / STAMP_FILE, build_dir / ".config"
     if not (dot.is_file() and stamp.is_file() and stamp.read_text().strip() == digest):

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from classify import versions
-from classify.paths import PROJECT_DIR, SERIES_ROOT, SETUP_TREES
+from classify.paths import BUILD_ROOT, PROJECT_DIR, SERIES_ROOT, SETUP_TREES, build_dir_for
 from classify.tree import TreeError
 from qemu.source import read_series
 from test_tree import fake_kernel
@@ -25,8 +25,9 @@ def test_the_repository_has_a_series_for_each_tree_make_setup_unpacks():
     assert versions.series_versions() == ["6.1", "6.12"] == list(SETUP_TREES)
     for v in versions.series_versions():
         patches = read_series(SERIES_ROOT / v / "series")
-        # numbered without a gap; 6.1 has the PARTIAL checks (0010) that 6.12 lacks
-        assert len(patches) >= 9, v
+        # numbered without a gap, the same patches on every version (a port)
+        assert [p.name for p in patches] == [
+            p.name for p in read_series(SERIES_ROOT / "6.1" / "series")], v
         assert [p.name[:4] for p in patches] == [f"{i:04d}" for i in range(1, len(patches) + 1)], v
         assert all(p.is_file() for p in patches), v
         assert (SERIES_ROOT / v / "0000-cover-letter.patch").is_file()
@@ -67,3 +68,11 @@ def test_tree_names_the_setup_trees():
     assert versions.tree_for("6.12") == SETUP_TREES["6.12"]
     with pytest.raises(TreeError, match=r"TREE=4.19: make setup unpacks no such tree"):
         versions.tree_for("4.19")
+
+
+def test_each_version_has_its_own_build_directories():
+    """work/build/allmodconfig is the default tree's; a 6.12 run does not
+    configure it over (and the next 6.1 run over again)."""
+    assert build_dir_for("allmodconfig", "6.1.192") == BUILD_ROOT / "allmodconfig"
+    assert build_dir_for("allmodconfig", "6.12.118") == BUILD_ROOT / "allmodconfig-6.12"
+    assert build_dir_for("allmodconfig-full", "6.12") == BUILD_ROOT / "allmodconfig-full-6.12"

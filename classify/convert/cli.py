@@ -10,7 +10,7 @@ from pathlib import Path
 
 from classify.convert.select import Outcome, PatchError, load_audit
 from classify.convert.series import Series, fresh_worktree, generate, read_series
-from classify.paths import DEFAULT_CACHE, default_out
+from classify.paths import DEFAULT_CACHE, build_dir_for, default_out
 
 # the build the records are of: a file x86_64 leaves out names its own
 CONFIG_NAME = "allmodconfig: x86_64, or the architecture named"
@@ -124,7 +124,7 @@ def run_patches(args) -> int:
     outcomes = [o for s in series for o in s.outcomes] + skipped
     records: dict[str, dict] = {}
     if not args.no_verify:
-        records, vt = verify_all(tree.path, series, Path(args.build_dir).resolve(),
+        records, vt = verify_all(tree.path, series, Path(args.build_dir or build_dir_for("allmodconfig", tree.version)).resolve(),
                                  out.parent / "trees" / "verify", out / "logs")
         timings.update(vt)
     _print_outcomes(outcomes, records)

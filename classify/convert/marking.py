@@ -30,7 +30,7 @@ from classify.convert.select import PatchError, load_audit
 from classify.convert.series import commit_with_message, fresh_worktree
 from classify.convert.transform import convert, files_for
 from classify.crossbuild import Builds
-from classify.paths import REPORTS_DIR, WORK_DIR
+from classify.paths import REPORTS_DIR, WORK_DIR, build_dir_for
 from classify.tree import GIT_ENV, git, git_am
 from classify.versions import series_file as series_of
 
@@ -367,7 +367,9 @@ def run_marking(args) -> int:
     if args.check or getattr(args, "check_only", False):
         started = time.monotonic()
         record["check"] = check_full(args.kernel, work / "trees" / "marking-check",
-                                     args.build_dir, patch, record["files"])
+                                     args.build_dir or build_dir_for(
+                                         "allmodconfig-full", tree.version),
+                                     patch, record["files"])
         status = 1 if print_check(record["check"], time.monotonic() - started) else 0
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")

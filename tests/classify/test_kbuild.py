@@ -56,6 +56,7 @@ def test_ensure_config_forces_and_checks(tmp_path, monkeypatch):
         return subprocess.CompletedProcess([], 0, "", "")
 
     monkeypatch.setattr(kbuild, "make", fake_make)
+    (tmp_path / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 192\n")
     done = kbuild.ensure_config(tmp_path, tmp_path / "o", {"CONFIG_A": "n"})
     assert done.forced == {"CONFIG_A": "n"} and calls == [("allmodconfig",), ("prepare",)]
     kbuild.ensure_config(tmp_path, tmp_path / "o", {"CONFIG_A": "n"})
@@ -82,3 +83,27 @@ def test_jobs_from_the_environment(monkeypatch):
     assert default_jobs() == 2
     monkeypatch.setenv("SEM2MUTEX_JOBS", "lots")      # not a number: the default
     assert default_jobs() == (os.cpu_count() or 1) + 1
+
+
+def test_a_directory_configured_for_another_version_is_configured_again(tmp_path, monkeypatch):
+    """The same O= directory given a 6.12 tree after a 6.1 one: its .config is
+    made again (allmodconfig of 6.12), not prepared as 6.1 left it."""
+    calls = []
+
+    def fake_make(tree, build_dir, *targets, **kw):
+        calls.append((tree.name, targets))
+        if targets == ("allmodconfig",):
+            (build_dir / ".config").write_text("CONFIG_A=y\n")
+        return subprocess.CompletedProcess([], 0, "", "")
+
+    monkeypatch.setattr(kbuild, "make", fake_make)
+    for name, level in (("a", "1\nSUBLEVEL = 192"), ("b", "12\nSUBLEVEL = 118")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "Makefile").write_text(f"VERSION = 6\nPATCHLEVEL = {level}\n")
+    build = tmp_path / "o"
+    kbuild.ensure_config(tmp_path / "a", build)
+    kbuild.ensure_config(tmp_path / "a", build)
+    assert [c for c in calls if c[1] == ("allmodconfig",)] == [("a", ("allmodconfig",))]
+    kbuild.ensure_config(tmp_path / "b", build)
+    assert [c for c in calls if c[1] == ("allmodconfig",)] == [
+        ("a", ("allmodconfig",)), ("b", ("allmodconfig",))]
