@@ -131,6 +131,36 @@ def not_enabled(tree: Path, build_dir: Path, rel: str) -> str:
     return ""
 
 
+def kbuild_object(tree: Path, rel: str) -> str:
+    """The make target of rel's object: <dir>/<file>.o, unless rel's directory
+    Makefile is only a fragment (no obj- line) that a sibling directory's Makefile
+    (or an ancestor's sibling) includes and builds with its own flags (amdgpu's
+    `AMDKFD_PATH := ../amdkfd`): then <sibling>/../<dir>/<file>.o, which kbuild
+    compiles with the sibling's -I options; `make <dir>/<file>.o` would not find
+    the headers they name."""
+    obj = rel[:-2] + ".o"
+    here = Path(rel).parent
+    fragment = "".join(_read(tree / here / name) for name in ("Makefile", "Kbuild"))
+    if not fragment or re.search(r"^\s*obj-", fragment, re.M):
+        return obj
+    # amd/display/dc/core is built from amd/amdgpu too (`../display`): look for
+    # the sibling at each level up
+    for level in (here, *here.parents[:-1]):
+        relative = re.compile(rf"\.\./{re.escape(level.name)}\b")
+        for makefile in sorted((tree / level.parent).glob("*/Makefile")):
+            if makefile.parent.name != level.name and relative.search(_read(makefile)):
+                return (f"{level.parent}/{makefile.parent.name}/../"
+                        f"{Path(obj).relative_to(level.parent)}")
+    return obj
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
 def why_not_built(tree: Path, build_dir: Path, rel: str,
                   target: str = ALLMODCONFIG) -> str:
     values = config_values(build_dir / ".config")
@@ -308,7 +338,7 @@ def _compile_file(tree: Path, build_dir: Path, rel: str, logfile: Path | None = 
     if off:
         return Compile(rel, "not built", f"not built here: {off}", [], [],
                        time.monotonic() - started)
-    obj = rel[:-2] + ".o"
+    obj = kbuild_object(tree, rel)
     (build_dir / obj).unlink(missing_ok=True)
     # -j1: one object gains nothing from jobs, and an object kbuild lists twice
     # (obj-y and obj-m) would be compiled twice at once and race on its .o.d
@@ -341,7 +371,8 @@ def _chunks(output: str) -> dict[str, list[str]]:
     current: list[str] | None = None
     for line in output.splitlines():
         if m := _CC_LINE.match(line):
-            current = out.setdefault(m.group(1) + ".c", [])
+            # amdgpu/../amdkfd/x.o (kbuild_object) is amdkfd/x.c's
+            current = out.setdefault(os.path.normpath(m.group(1)) + ".c", [])
         if current is not None:
             current.append(line)
     return out
@@ -362,7 +393,7 @@ def compile_files(tree: Path, build_dir: Path, rels: list[str],
         return {**skipped, **{rel: compile_file(tree, build_dir, rel, logfile, sparse,
                                                 check_config=False) for rel in rels}}
     started = time.monotonic()
-    objs = [rel[:-2] + ".o" for rel in rels]
+    objs = [kbuild_object(tree, rel) for rel in rels]
     for obj in objs:
         (build_dir / obj).unlink(missing_ok=True)
     # -j1 keeps each object's output after its CC line; through distcc, -j from

@@ -124,7 +124,8 @@ def run_patches(args) -> int:
     outcomes = [o for s in series for o in s.outcomes] + skipped
     records: dict[str, dict] = {}
     if not args.no_verify:
-        records, vt = verify_all(tree.path, series, Path(args.build_dir or build_dir_for("allmodconfig", tree.version)).resolve(),
+        build_dir = args.build_dir or build_dir_for("allmodconfig", tree.version)
+        records, vt = verify_all(tree.path, series, Path(build_dir).resolve(),
                                  out.parent / "trees" / "verify", out / "logs")
         timings.update(vt)
     _print_outcomes(outcomes, records)

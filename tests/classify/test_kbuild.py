@@ -107,3 +107,27 @@ def test_a_directory_configured_for_another_version_is_configured_again(tmp_path
     kbuild.ensure_config(tmp_path / "b", build)
     assert [c for c in calls if c[1] == ("allmodconfig",)] == [
         ("a", ("allmodconfig",)), ("b", ("allmodconfig",))]
+
+
+def test_an_object_built_from_another_directory_is_made_from_there(tmp_path):
+    """amdkfd's Makefile is a fragment that amdgpu's includes (`AMDKFD_PATH :=
+    ../amdkfd`): its objects are made as amdgpu/../amdkfd/x.o, with amdgpu's -I
+    flags.  A directory with obj- lines of its own is made as itself, even when a
+    sibling names it (the look-alike)."""
+    amd = tmp_path / "drivers/gpu/drm/amd"
+    for d, text in {"amdgpu": "AMDKFD_PATH := ../amdkfd\ninclude $(FULL_AMD_PATH)/amdkfd/Makefile\n"
+                              "amdgpu-y += $(AMDKFD_FILES)\nobj-$(CONFIG_DRM_AMDGPU) += amdgpu.o\n"
+                              "# see ../own\n",
+                    "amdkfd": "AMDKFD_FILES := $(AMDKFD_PATH)/kfd_pasid.o\n",
+                    "own": "obj-y += own.o\n"}.items():
+        (amd / d).mkdir(parents=True)
+        (amd / d / "Makefile").write_text(text)
+    assert (kbuild.kbuild_object(tmp_path, "drivers/gpu/drm/amd/amdkfd/kfd_pasid.c")
+            == "drivers/gpu/drm/amd/amdgpu/../amdkfd/kfd_pasid.o")
+    assert kbuild.kbuild_object(tmp_path, "drivers/gpu/drm/amd/own/own.c") == \
+        "drivers/gpu/drm/amd/own/own.o"
+    assert kbuild.kbuild_object(tmp_path, "drivers/gpu/drm/amd/amdgpu/amdgpu_drv.c") == \
+        "drivers/gpu/drm/amd/amdgpu/amdgpu_drv.o"
+    # and make's CC line of such an object is the file's own
+    out = "  CC [M]  drivers/gpu/drm/amd/amdgpu/../amdkfd/kfd_pasid.o\nwarning: x\n"
+    assert list(kbuild._chunks(out)) == ["drivers/gpu/drm/amd/amdkfd/kfd_pasid.c"]
