@@ -88,6 +88,13 @@ def subject_prefix(paths: list[str]) -> str:
         return f"{label}/{comp}: " if comp != top else "RDMA: "
     if top == "xen":
         return f"xen/{comp}: " if comp != top else "xen: "     # xen/xenbus, xen/gntdev
+    if top == "gpu" and rest[:1] == ["drm"]:
+        # the DRM tree's slash form, drm/<driver>: drm/amdkfd, drm/i915; amd/ only
+        # gathers AMD's drivers (amdgpu, amdkfd, display)
+        driver = rest[1:]
+        if driver[:1] == ["amd"] and len(driver) > 1:
+            driver = driver[1:]
+        return f"drm/{driver[0]}: " if driver else "drm: "
     if top == "platform":
         return "platform/" + "/".join(rest + ([comp] if comp not in rest else [])) + ": "
     if top == "net" and rest[:1] == ["wireless"]:

@@ -65,6 +65,11 @@ needs_spatch = pytest.mark.skipif(shutil.which("spatch") is None, reason="spatch
     (["drivers/char/ipmi/ipmi_ipmb.c"], "ipmi: ipmb: "),
     (["drivers/char/ipmi/ipmi_ssif.c"], "ipmi: ssif: "),
     (["drivers/char/ipmi/kcs_bmc.c"], "ipmi: kcs_bmc: "),
+    # the DRM tree's slash form; amd/ gathers AMD's drivers
+    (["drivers/gpu/drm/amd/amdkfd/kfd_chardev.c", "drivers/gpu/drm/amd/amdkfd/kfd_debug.c",
+      "drivers/gpu/drm/amd/amdkfd/kfd_process.c"], "drm/amdkfd: "),
+    (["drivers/gpu/drm/i915/i915_drv.c"], "drm/i915: "),
+    (["drivers/gpu/drm/drm_gem.c"], "drm: "),
     # wireless drivers are "wifi:", not "net:"
     (["drivers/net/wireless/intersil/orinoco/orinoco_usb.c"], "wifi: orinoco: "),
 ])
@@ -77,6 +82,8 @@ def test_subject_prefix_negative_cases():
     assert not subject.subject_prefix(["drivers/net/wireless/intersil/orinoco/orinoco_usb.c"]
                                 ).startswith("net")
     assert "drivers" not in subject.subject_prefix(["drivers/xen/pvcalls-back.c"])
+    assert not subject.subject_prefix(["drivers/gpu/drm/amd/amdkfd/kfd_process.c"]
+                                      ).startswith(("drm: ", "drm/amd:"))
 
 
 def test_cover_prefix_is_what_the_patches_share():
