@@ -306,18 +306,25 @@ def _generate(args, tree, work: Path) -> dict:
     for x in m.marks:
         if x.status != "marked":
             print(f"marking: {x.id} not marked ({x.status}): {'; '.join(x.why)}")
-    return {"patch": m.patch.name, "marked": [x.id for x in marked],
+    return {"patch": m.patch.name, "kernel_version": tree.version,
+            "marked": [x.id for x in marked],
             "not_marked": {x.id: x.why for x in m.marks if x.status != "marked"},
             "excluded": sorted(args.exclude), "files": m.files}
 
 
-def _last_record(args, dest: Path, series: Path | None = None) -> dict:
+def _last_record(args, dest: Path, series: Path | None = None, version: str = "") -> dict:
     """--check-only: the record of the last `make marking` (its files) and the
-    patch it wrote (in series, the tree's series directory)."""
+    patch it wrote (in series, the tree's series directory).  The record is one
+    for all trees: one made for another version (`make marking TREE=6.12` before
+    a 6.1 check) names another tree's files, and is refused."""
     try:
         record = json.loads(dest.read_text())
     except (OSError, json.JSONDecodeError):
         raise MarkingError(f"{dest}: no marking record: run `make marking` first") from None
+    if version and record.get("kernel_version") != version:
+        made = record.get("kernel_version") or "an unrecorded version"
+        raise MarkingError(f"{dest}: the last marking was made for Linux {made}, not "
+                           f"{version}: run `make marking` on this tree first")
     patch = args.out or ((series or Path(".")) / record.get("patch", MARKING_NAME))
     if not patch.is_file():
         raise MarkingError(f"{patch}: no such marking patch")
@@ -358,7 +365,7 @@ def run_marking(args) -> int:
     work = WORK_DIR
     dest = work / "marking.json"
     if getattr(args, "check_only", False):
-        record = _last_record(args, dest, series_of(tree.path).parent)
+        record = _last_record(args, dest, series_of(tree.path).parent, tree.version)
         patch = Path(record.pop("patch_path"))
     else:
         record = _generate(args, tree, work)

@@ -2,6 +2,7 @@
 patch goes in the series, its message, and the marking of a small synthetic tree
 (the counting semaphores marked, the others untouched, the same bytes twice)."""
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -226,3 +227,20 @@ def test_check_only_wants_a_last_marking(tmp_path):
     from types import SimpleNamespace
     with pytest.raises(M.MarkingError, match="run `make marking` first"):
         M._last_record(SimpleNamespace(out=None), tmp_path / "marking.json")
+
+
+def test_check_only_refuses_the_last_marking_of_another_tree(tmp_path):
+    """work/marking.json is the last run's, whatever its tree: a 6.12 record is
+    not checked against 6.1 (its files are 6.12's); the same version's is."""
+    from types import SimpleNamespace
+    patch = tmp_path / M.MARKING_NAME
+    patch.write_text("")
+    dest = tmp_path / "marking.json"
+    dest.write_text(json.dumps({"patch": M.MARKING_NAME, "kernel_version": "6.12.118",
+                                "files": ["drivers/md/bcache/bcache.h"]}))
+    args = SimpleNamespace(out=None)
+    with pytest.raises(M.MarkingError, match="made for Linux 6.12.118, not 6.1.192"):
+        M._last_record(args, dest, tmp_path, "6.1.192")
+    record = M._last_record(args, dest, tmp_path, "6.12.118")
+    assert record["files"] == ["drivers/md/bcache/bcache.h"]
+    assert record["patch_path"] == str(patch)
