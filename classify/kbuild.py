@@ -20,8 +20,8 @@ from pathlib import Path
 
 from classify import distcc
 from classify.arches import NATIVE, Arch, arch_of, builds_path, set_arch
-from classify.kconfig import (config_symbols, kconfig_depends, kconfig_true,  # noqa: F401
-                              sourced_if, unmet_depends)
+from classify.kconfig import (config_symbols, kbuild_object, kconfig_depends,  # noqa: F401
+                              kconfig_true, sourced_if, unmet_depends)
 from classify.tree import TreeError, kernel_version
 
 log = logging.getLogger("sem2mutex.kbuild")
@@ -129,36 +129,6 @@ def not_enabled(tree: Path, build_dir: Path, rel: str) -> str:
             return f"{sym}: {found[0]} is read only if {cond}"
         return f"{sym} is not set in {build_dir.name}/.config"
     return ""
-
-
-def kbuild_object(tree: Path, rel: str) -> str:
-    """The make target of rel's object: <dir>/<file>.o, unless rel's directory
-    Makefile is only a fragment (no obj- line) that a sibling directory's Makefile
-    (or an ancestor's sibling) includes and builds with its own flags (amdgpu's
-    `AMDKFD_PATH := ../amdkfd`): then <sibling>/../<dir>/<file>.o, which kbuild
-    compiles with the sibling's -I options; `make <dir>/<file>.o` would not find
-    the headers they name."""
-    obj = rel[:-2] + ".o"
-    here = Path(rel).parent
-    fragment = "".join(_read(tree / here / name) for name in ("Makefile", "Kbuild"))
-    if not fragment or re.search(r"^\s*obj-", fragment, re.M):
-        return obj
-    # amd/display/dc/core is built from amd/amdgpu too (`../display`): look for
-    # the sibling at each level up
-    for level in (here, *here.parents[:-1]):
-        relative = re.compile(rf"\.\./{re.escape(level.name)}\b")
-        for makefile in sorted((tree / level.parent).glob("*/Makefile")):
-            if makefile.parent.name != level.name and relative.search(_read(makefile)):
-                return (f"{level.parent}/{makefile.parent.name}/../"
-                        f"{Path(obj).relative_to(level.parent)}")
-    return obj
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
 
 
 def why_not_built(tree: Path, build_dir: Path, rel: str,

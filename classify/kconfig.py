@@ -31,6 +31,29 @@ def kbuild_text(tree: Path, directory: Path) -> str:
     return text
 
 
+def kbuild_object(tree: Path, rel: str) -> str:
+    """The make target of rel's object: <dir>/<file>.o, unless rel's directory
+    Makefile is only a fragment (no obj- line) that a sibling directory's Makefile
+    (or an ancestor's sibling) includes and builds with its own flags (amdgpu's
+    `AMDKFD_PATH := ../amdkfd`): then <sibling>/../<dir>/<file>.o, which kbuild
+    compiles with the sibling's -I options; `make <dir>/<file>.o` would not find
+    the headers they name."""
+    obj = rel[:-2] + ".o"
+    here = Path(rel).parent
+    fragment = kbuild_text(tree, here)
+    if not fragment.strip() or re.search(r"^\s*obj-", fragment, re.M):
+        return obj
+    # amd/display/dc/core is built from amd/amdgpu too (`../display`): look for
+    # the sibling at each level up
+    for level in (here, *here.parents[:-1]):
+        relative = re.compile(rf"\.\./{re.escape(level.name)}\b")
+        for sibling in sorted((tree / level.parent).iterdir()):
+            if sibling.name != level.name and sibling.is_dir() \
+                    and relative.search(kbuild_text(tree, sibling.relative_to(tree))):
+                return f"{level.parent}/{sibling.name}/../{Path(obj).relative_to(level.parent)}"
+    return obj
+
+
 def config_symbols(tree: Path, rel: str, depth: int = 6) -> list[str]:
     """The CONFIG_ symbols that put rel's object into the build, read from the
     Makefiles: the object's line, the composite object it is part of, then the

@@ -39,16 +39,6 @@ def default_out(path: Path, version: str) -> Path:
     return WORK_DIR / "reports" / name
 
 
-def build_dir_for(name: str, version: str) -> Path:
-    """The persistent O= directory `name` (allmodconfig, allmodconfig-full) for a
-    tree of version: work/build/<name> for the default tree's base version,
-    work/build/<name>-<major.minor> for another, so that going from TREE=6.12 to
-    the default and back does not configure one directory again each time."""
-    base = ".".join(version.split(".")[:2])
-    default = DEFAULT_KERNEL.name.removeprefix("linux-")
-    return BUILD_ROOT / (name if base == default else f"{name}-{base}")
-
-
 def slug(name: str) -> str:
     """name as one file-name-safe word (a subsystem, a variant): runs of other
     characters become '-'; "top" for a name with none left."""

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from classify.paths import SERIES_ROOT, SETUP_TREES
+from classify.paths import BUILD_ROOT, DEFAULT_KERNEL, SERIES_ROOT, SETUP_TREES
 from classify.tree import TreeError, check_kernel_tree, kernel_version
 
 
@@ -21,6 +21,16 @@ def base_version(version: str) -> str:
     if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
         raise TreeError(f"{version!r}: not a kernel version (want major.minor[.sublevel])")
     return ".".join(parts[:2])
+
+
+def build_dir_for(name: str, version: str) -> Path:
+    """The persistent O= directory `name` (allmodconfig, allmodconfig-full) for a
+    tree of version: work/build/<name> for the default tree's base version,
+    work/build/<name>-<major.minor> for another, so that going from TREE=6.12 to
+    the default and back does not configure one directory again each time."""
+    base = base_version(version)
+    default = DEFAULT_KERNEL.name.removeprefix("linux-")
+    return BUILD_ROOT / (name if base == default else f"{name}-{base}")
 
 
 def series_versions(root: Path = SERIES_ROOT) -> list[str]:

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from classify import versions
-from classify.paths import BUILD_ROOT, PROJECT_DIR, SERIES_ROOT, SETUP_TREES, build_dir_for
+from classify.paths import BUILD_ROOT, PROJECT_DIR, SERIES_ROOT, SETUP_TREES
 from classify.tree import TreeError
 from qemu.source import read_series
 from test_tree import fake_kernel
@@ -73,6 +73,6 @@ def test_tree_names_the_setup_trees():
 def test_each_version_has_its_own_build_directories():
     """work/build/allmodconfig is the default tree's; a 6.12 run does not
     configure it over (and the next 6.1 run over again)."""
-    assert build_dir_for("allmodconfig", "6.1.192") == BUILD_ROOT / "allmodconfig"
-    assert build_dir_for("allmodconfig", "6.12.118") == BUILD_ROOT / "allmodconfig-6.12"
-    assert build_dir_for("allmodconfig-full", "6.12") == BUILD_ROOT / "allmodconfig-full-6.12"
+    assert versions.build_dir_for("allmodconfig", "6.1.192") == BUILD_ROOT / "allmodconfig"
+    assert versions.build_dir_for("allmodconfig", "6.12.118") == BUILD_ROOT / "allmodconfig-6.12"
+    assert versions.build_dir_for("allmodconfig-full", "6.12") == BUILD_ROOT / "allmodconfig-full-6.12"

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from classify.convert.select import Outcome, PatchError, load_audit
 from classify.convert.series import Series, fresh_worktree, generate, read_series
-from classify.paths import DEFAULT_CACHE, build_dir_for, default_out
+from classify.paths import DEFAULT_CACHE, default_out
+from classify.versions import build_dir_for
 
 # the build the records are of: a file x86_64 leaves out names its own
 CONFIG_NAME = "allmodconfig: x86_64, or the architecture named"

@@ -30,9 +30,9 @@ from classify.convert.select import PatchError, load_audit
 from classify.convert.series import commit_with_message, fresh_worktree
 from classify.convert.transform import convert, files_for
 from classify.crossbuild import Builds
-from classify.paths import REPORTS_DIR, WORK_DIR, build_dir_for
+from classify.paths import REPORTS_DIR, WORK_DIR
 from classify.tree import GIT_ENV, git, git_am
-from classify.versions import series_file as series_of
+from classify.versions import build_dir_for, series_file as series_of
 
 log = logging.getLogger("sem2mutex.marking")
 
