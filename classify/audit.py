@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from classify.allocated import Family, families
 from classify.census import (ACQUIRE, Census, Decl, Op, candidate_files, count_value,
                              resolve_address, subsystem, take_census)
 from classify.census.callgraph import CallGraph, build_callgraph
@@ -49,6 +50,7 @@ class Audit:
     unresolved_ops: list[Op]
     pointers: list[tuple[Decl, list[Op]]]
     stats: dict = field(default_factory=dict)
+    allocated: list[Family] = field(default_factory=list)
 
 
 def _spatch_index(facts: dict[str, FileFacts]) -> tuple[dict, set, dict]:
@@ -325,5 +327,6 @@ def run_audit(kernel: Path, cache_dir: Path, fresh: bool = False, jobs: int | No
              "total_seconds": round(total, 1), "cache_hits": cache.hits,
              "cache_misses": cache.misses, "files_analysed": len(relevant)}
     log.info("audit: %d semaphores classified in %.1f s", len(results), total)
+    followed = {f.pointer for sf in semfacts.values() for f in sf.followed}
     return Audit(str(kernel), version, len(files), results, failures, unresolved, pointers,
-                 stats)
+                 stats, families(c, followed))

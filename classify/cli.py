@@ -48,6 +48,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print("audit: %d semaphores: %s; %d file(s) not analysed" % (
             len(audit.results), ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
             len(audit.failures)))
+    for fam in audit.allocated:
+        print(f"audit: allocated at run time: {fam.id}: {fam.cls}")
     for p in written:
         print(f"audit: wrote {p}")
     print("audit: %(total_seconds).1f s (census %(census_seconds).1f s, spatch "

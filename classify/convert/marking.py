@@ -40,6 +40,8 @@ log = logging.getLogger("sem2mutex.marking")
 MARKING_NAME = "0004-locking-semaphore-Keep-the-counting-semaphores-struc.patch"
 SUBJECT = "locking: semaphore: Keep the counting semaphores struct arch_semaphore"
 SCRIPT = "sem_to_arch"
+# a semaphore allocated at run time: its family of pointers, casts and sizeof
+ALLOCATED_SCRIPT = "sem_alloc_to_arch"
 # allmodconfig leaves the mutex debugging choice at its default (None)
 FULL_OPTIONS = {"CONFIG_DEBUG_MUTEXES": "y", "CONFIG_DEBUG_MUTEX_NONE": "n",
                 "CONFIG_DEBUG_MUTEX_PARTIAL": "n", "CONFIG_DEBUG_MUTEX_FULL": "y"}
@@ -62,10 +64,11 @@ class Mark:
 # ------------------------------------------------------------------ choice
 
 def counting_pool(audit: dict, exclude: list[str] = ()) -> list[dict]:
-    """The semaphores the audit classes counting, by id, less exclude (each of
-    which must be one of them)."""
-    pool = sorted((s for s in audit["semaphores"] if s["class"] == "counting"),
-                  key=lambda s: s["id"])
+    """The semaphores the audit classes counting, declared or allocated at run
+    time (classify.allocated), by id, less exclude (each of which must be one of
+    them)."""
+    pool = sorted((s for s in audit["semaphores"] + audit.get("allocated", [])
+                   if s["class"] == "counting"), key=lambda s: s["id"])
     ids = {s["id"] for s in pool}
     stray = [i for i in exclude if i not in ids]
     if stray:
@@ -104,7 +107,16 @@ def declared_at(sem: dict) -> str:
 
 
 def short_name(sem: dict) -> str:
-    return sem["id"].rsplit(":", 1)[-1]
+    name = sem["id"].rsplit(":", 1)[-1]
+    if allocated(sem):
+        pointer, _, func = name.lstrip("*").partition("@")
+        return f"the semaphores {func}() allocates" if func else \
+            f"the semaphores allocated into {pointer}"
+    return name
+
+
+def allocated(sem: dict) -> bool:
+    return sem["declared"]["kind"] == "allocated"
 
 
 def commit_message(marks: list[Mark], sems: dict[str, dict], version: str,
@@ -119,7 +131,9 @@ def commit_message(marks: list[Mark], sems: dict[str, dict], version: str,
         f"audit of Linux {version}: the {len(marked)} semaphores it classes as "
         "counting, each with the audit's reason (file:line of the declaration). "
         "Only declarations change, and the local pointers that hold a marked "
-        "semaphore's address.") + [""]
+        "semaphore's address; a semaphore allocated at run time has no declaration: "
+        "the struct semaphore of the functions that allocate and use it changes "
+        "(pointers, casts, sizeof).") + [""]
     for m in marked:
         sem = sems[m.id]
         reason = (sem.get("reasons") or ["classed counting"])[0]
@@ -170,8 +184,9 @@ def mark_all(tree: Path, pool: list[dict]) -> list[Mark]:
             log.warning("%s not marked: %s", sem["id"], marks[-1].why[0])
             continue
         files = files_for(sem, tree)
-        conv = convert(tree, sem, files, script=SCRIPT,
-                         must_change=[sem["declared"]["path"]])
+        conv = convert(tree, sem, files,
+                       script=ALLOCATED_SCRIPT if allocated(sem) else SCRIPT,
+                       must_change=[sem["declared"]["path"]])
         if conv.refusals or conv.errors:
             status = "refused" if conv.refusals else "error"
             marks.append(Mark(sem["id"], status, [], conv.refusals + conv.errors))
@@ -238,7 +253,8 @@ def generate(kernel: Path, audit: dict, out: Path, worktree: Path,
     marks = mark_all(tree, pool)
     if not any(m.status == "marked" for m in marks):
         raise MarkingError("no semaphore could be marked")
-    unknown = sum(1 for s in audit["semaphores"] if s["class"] == "unknown")
+    unknown = sum(1 for s in audit["semaphores"] + audit.get("allocated", [])
+                  if s["class"] == "unknown")
     message = commit_message(marks, {s["id"]: s for s in pool},
                              audit.get("kernel_version", "?"), list(exclude), unknown)
     date = patch_date(before_paths[-1]) if before_paths else "@0 +0000"

@@ -23,8 +23,12 @@ _REFUSAL = re.compile(r"^(sem_to_\w+): (?:(\S+?):(\d+): )?(semaphore .* not (?:c
 def cocci_id(sem: dict) -> str:
     """The -D sem= argument: a member is recognised by its struct type and a global
     is used through `extern` in other files, so both go without their path; a
-    static or a local keeps it."""
+    static or a local keeps it.  A semaphore allocated at run time is chosen by
+    its file and the scope of its family (classify.allocated)."""
     sid = sem["id"]
+    if sem["declared"]["kind"] == "allocated":
+        # cocci/sem_alloc_to_arch.cocci: the functions and pointers of its family
+        return f"{sem['declared']['path']}:{','.join(sem['scope'])}"
     if sem["declared"]["kind"] in ("member", "global"):
         return sid.rsplit(":", 1)[-1]
     return sid

@@ -125,6 +125,7 @@ def to_json(a: Audit, patches: dict | None = None,
                       "ops": [{"path": o.path, "line": o.line, "op": o.op,
                                "function": o.func} for o in ops]}
                      for d, ops in a.pointers],
+        "allocated": [f.to_json() for f in a.allocated],
     }
 
 

@@ -149,6 +149,14 @@ def _html_unresolved(data: dict) -> list[str]:
                          f"<code>{_e(o['op'])}({_e(o['expr'])})</code> in "
                          f"{_e(o['function'])}(): {_e(o['why'])}</li>")
         parts.append("</ul>")
+    if data["allocated"]:
+        parts.append("<h2>Semaphores allocated at run time</h2><ul>")
+        for f in data["allocated"]:
+            parts.append(f"<li><code>{_e(f['id'])}</code> ({_e(f['class'])}): "
+                         f"{_e('; '.join(f['reasons']))}; pointers: "
+                         + ", ".join(f"<code>{_e(p)}</code>" for p in f["pointers"])
+                         + "</li>")
+        parts.append("</ul>")
     if data["pointers"]:
         parts.append("<h2>Pointers to semaphores</h2><ul>")
         for p in data["pointers"]:

@@ -80,6 +80,23 @@ def to_markdown(a: Audit, patches: dict | None = None,
             out.append(f"- `{o['path']}:{o['line']}` {o['op']}({_md_escape(o['expr'])}) "
                        f"in {o['function']}(): {_md_escape(o['why'])}")
         out.append("")
+    out += _md_pointers(data)
+    return "\n".join(out)
+
+
+def _md_pointers(data: dict) -> list[str]:
+    """The semaphores allocated at run time, and the pointers to semaphores."""
+    out: list[str] = []
+    if data["allocated"]:
+        out += ["## Semaphores allocated at run time", "",
+                "No declaration: a file allocates them and initialises them through "
+                "its pointers (the family below); the marking (0004) keeps a counting "
+                "family struct arch_semaphore.", "",
+                "| allocated | class | reasons | pointers |", "|---|---|---|---|"]
+        for f in data["allocated"]:
+            out.append(f"| `{f['id']}` | {f['class']} | {_md_escape('; '.join(f['reasons']))}"
+                       f" | {', '.join(f'`{p}`' for p in f['pointers'])} |")
+        out.append("")
     if data["pointers"]:
         out += ["## Pointers to semaphores (not semaphores of their own)", ""]
         for p in data["pointers"]:
@@ -87,7 +104,7 @@ def to_markdown(a: Audit, patches: dict | None = None,
             out.append(f"- `{p['id']}` ({p['kind']}, {p['path']}:{p['line']})"
                        + (f": {ops}" if ops else ""))
         out.append("")
-    return "\n".join(out)
+    return out
 
 
 def write_markdown(a: Audit, path: Path, patches: dict | None = None,

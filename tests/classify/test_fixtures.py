@@ -23,6 +23,8 @@ def expected(path: Path) -> dict[str, str]:
 def test_fixture_class(fixture: Path, shared_cache: Path) -> None:
     audit = run_audit(fixture, shared_cache, nice=0)
     got = {r.decl.id: r.verdict.cls for r in audit.results}
+    # semaphores allocated at run time (classify.allocated): a family per file
+    got.update({f.id: f.cls for f in audit.allocated})
     assert got == expected(fixture), {r.decl.id: r.verdict.reasons for r in audit.results}
     assert not audit.failures
     for r in audit.results:

@@ -75,8 +75,9 @@ def test_the_marking_is_the_one_the_audit_gives(tmp_path, version, tree, patches
     res = generate(tree, audit, out, WORK_DIR / "trees" / f"marking-test-{version}")
     committed = PROJECT_DIR / "kernel-patches" / version / MARKING_NAME
     assert out.read_text() == committed.read_text()
-    counting = sum(1 for s in audit["semaphores"] if s["class"] == "counting")
-    # every counting semaphore is marked, or named with the reason it is not
+    counting = sum(1 for s in audit["semaphores"] + audit.get("allocated", [])
+                   if s["class"] == "counting")
+    # every counting semaphore, declared or allocated, is marked, or named with the reason it is not
     assert len(res.marks) == counting
     for m in res.marks:
         assert m.status == "marked" or m.why, m

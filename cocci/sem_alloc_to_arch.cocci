@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/// Mark a semaphore allocated at run time as a real counting semaphore:
+/// every struct semaphore of the chosen functions and file-scope pointers
+/// becomes struct arch_semaphore (kernel-patches 0001): the pointers'
+/// declarations, their casts and the sizeof of the allocation alike.
+///
+/// Such a semaphore has no declaration: a file kmalloc()s it, sema_init()s it
+/// through a pointer and passes it around as an untyped handle, which other
+/// functions of the file cast back (drivers/acpi/osl.c:
+/// acpi_os_create_semaphore() and the three functions taking its
+/// acpi_handle).  They must change together, so the choice is the whole
+/// family that sem2mutex's audit found (classify/allocated.py):
+///   -D sem=PATH:NAME,NAME,...
+/// each NAME a function of PATH or a pointer declared at its file scope.
+/// Nothing outside those is touched, not even another struct semaphore of
+/// the same file.
+///
+// Confidence: High
+// Copyright: (C) 2026 The sem2mutex authors.
+// Comments: Part of sem2mutex; needs -D sem=PATH:NAMES, without it nothing matches.
+// Options: --no-includes --include-headers
+// Keywords: semaphore, arch_semaphore, kmalloc, DEBUG_MUTEX_FULL
+
+virtual patch
+virtual context
+virtual org
+virtual report
+
+@initialize:python@
+@@
+import os
+import re
+
+SA2A = {"path": "", "names": set()}
+
+def sa2a_select(spec):
+    path, sep, names = (spec or "").strip().rpartition(":")
+    if sep:
+        SA2A["path"] = path
+        SA2A["names"] = {n for n in names.split(",") if n}
+
+sa2a_select(os.environ.get("SEM2MUTEX_SEM", ""))
+
+def sa2a_here(p):
+    # after a rule modified a function, spatch matches its reparsed copy
+    f = re.sub(r"^.*/cocci_small_output-\d+-[0-9a-f]+-", "", p[0].file)
+    path = SA2A["path"]
+    if not (f == path or f.endswith("/" + path) or
+            os.path.basename(f) == os.path.basename(path)):
+        return False
+    # current_element: the function, or the name a file-scope declaration declares
+    return p[0].current_element in SA2A["names"]
+
+@initialize:python@
+sem << virtual.sem;
+@@
+sa2a_select(sem)
+
+@r@
+position p;
+@@
+struct semaphore@p
+
+@script:python depends on r@
+p << r.p;
+@@
+if not sa2a_here(p):
+    cocci.include_match(False)
+
+@depends on patch@
+position r.p;
+@@
+- struct semaphore@p
++ struct arch_semaphore
+
+@depends on !patch@
+position r.p;
+@@
+* struct semaphore@p
