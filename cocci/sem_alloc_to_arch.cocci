@@ -13,7 +13,10 @@
 ///   -D sem=PATH:NAME,NAME,...
 /// each NAME a function of PATH or a pointer declared at its file scope.
 /// Nothing outside those is touched, not even another struct semaphore of
-/// the same file.
+/// the same file.  All or nothing: when a chosen function takes a struct
+/// semaphore * parameter, its callers (in other files too) would have to
+/// change with it, so the file is left as it is and report mode (and patch
+/// mode, on stderr) says why.
 ///
 // Confidence: High
 // Copyright: (C) 2026 The sem2mutex authors.
@@ -30,20 +33,27 @@ virtual report
 @@
 import os
 import re
+import sys
 
-SA2A = {"path": "", "names": set()}
+SA2A = {"spec": "", "path": "", "names": set(), "mode": ""}
+# the files left as they are (a chosen function takes a struct semaphore *)
+SA2A_REFUSED = set()
 
 def sa2a_select(spec):
     path, sep, names = (spec or "").strip().rpartition(":")
     if sep:
+        SA2A["spec"] = spec.strip()
         SA2A["path"] = path
         SA2A["names"] = {n for n in names.split(",") if n}
 
 sa2a_select(os.environ.get("SEM2MUTEX_SEM", ""))
 
-def sa2a_here(p):
+def sa2a_file(p):
     # after a rule modified a function, spatch matches its reparsed copy
-    f = re.sub(r"^.*/cocci_small_output-\d+-[0-9a-f]+-", "", p[0].file)
+    return re.sub(r"^.*/cocci_small_output-\d+-[0-9a-f]+-", "", p[0].file)
+
+def sa2a_here(p):
+    f = sa2a_file(p)
     path = SA2A["path"]
     if not (f == path or f.endswith("/" + path) or
             os.path.basename(f) == os.path.basename(path)):
@@ -56,6 +66,45 @@ sem << virtual.sem;
 @@
 sa2a_select(sem)
 
+@script:python depends on patch@
+@@
+SA2A["mode"] = "patch"
+
+@script:python depends on report@
+@@
+SA2A["mode"] = "report"
+
+@script:python depends on org@
+@@
+SA2A["mode"] = "org"
+
+// a chosen function whose signature would change: the file is refused
+@param@
+identifier f, x;
+position p;
+@@
+(
+f(..., struct semaphore@p *x, ...) { ... }
+|
+struct semaphore@p *f(...) { ... }
+)
+
+@script:python depends on param@
+p << param.p;
+f << param.f;
+@@
+if sa2a_here(p) and sa2a_file(p) not in SA2A_REFUSED:
+    SA2A_REFUSED.add(sa2a_file(p))
+    msg = ("allocated semaphore %s not marked: %s() takes or returns a struct "
+           "semaphore *, so its callers would have to change too: mark them by hand"
+           % (SA2A["spec"], f))
+    if SA2A["mode"] == "report":
+        coccilib.report.print_report(p[0], msg)
+    elif SA2A["mode"] == "org":
+        coccilib.org.print_todo(p[0], msg)
+    elif SA2A["mode"] == "patch":
+        sys.stderr.write("sem_alloc_to_arch: %s:%s: %s\n" % (p[0].file, p[0].line, msg))
+
 @r@
 position p;
 @@
@@ -64,7 +113,7 @@ struct semaphore@p
 @script:python depends on r@
 p << r.p;
 @@
-if not sa2a_here(p):
+if sa2a_file(p) in SA2A_REFUSED or not sa2a_here(p):
     cocci.include_match(False)
 
 @depends on patch@
@@ -73,7 +122,17 @@ position r.p;
 - struct semaphore@p
 + struct arch_semaphore
 
-@depends on !patch@
+@depends on context@
 position r.p;
 @@
 * struct semaphore@p
+
+@script:python depends on report || org@
+p << r.p;
+@@
+msg = ("allocated semaphore %s: struct semaphore becomes struct arch_semaphore"
+       % SA2A["spec"])
+if SA2A["mode"] == "report":
+    coccilib.report.print_report(p[0], msg)
+else:
+    coccilib.org.print_todo(p[0], msg)

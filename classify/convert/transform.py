@@ -17,7 +17,8 @@ from classify.tree import TreeError, git
 SCRIPTS = {"mutex": "sem_to_mutex", "completion": "sem_to_completion"}
 
 
-_REFUSAL = re.compile(r"^(sem_to_\w+): (?:(\S+?):(\d+): )?(semaphore .* not (?:converted|marked): .*)$")
+_REFUSAL = re.compile(r"^(sem_\w+): (?:(\S+?):(\d+): )?"
+                      r"((?:allocated )?semaphore .* not (?:converted|marked): .*)$")
 
 
 def cocci_id(sem: dict) -> str:
