@@ -102,7 +102,10 @@ def combined_script(cocci_dir: Path, dest_dir: Path) -> tuple[Path, str]:
     dest_dir.mkdir(parents=True, exist_ok=True)
     path = dest_dir / f"sem2mutex-{digest[:16]}.cocci"
     if not path.exists():
-        path.write_text(combined)
+        # atomic: test workers and parallel audits share the cache directory
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(combined)
+        os.replace(tmp, path)
     return path, digest
 
 

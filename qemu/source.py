@@ -9,9 +9,12 @@ incremental build stays a matter of seconds.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,8 +53,32 @@ def read_series(series_file: Path) -> list[Path]:
     return patches
 
 
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
 def _git(tree: Path, *args: str) -> str:
     return git(tree, *args, env=GIT_ENV).strip()
+
+
+def _unchanged(dest: Path, stamp: Path, wanted: dict, n_patches: int) -> bool:
+    """The worktree is the one its stamp describes: same tree, base and series, the
+    series on top of the base, nothing modified."""
+    if not (dest.is_dir() and stamp.is_file()):
+        return False
+    try:
+        old = json.loads(stamp.read_text())
+    except ValueError:
+        return False
+    base = wanted["base"]
+    return ({k: old.get(k) for k in wanted} == wanted
+            and _git(dest, "rev-parse", "HEAD") == old.get("head")
+            and (base == "copy" or _git(dest, "rev-parse", f"HEAD~{n_patches}") == base)
+            and _git(dest, "status", "--porcelain", "--untracked-files=no") == "")
 
 
 def prepare_source(kernel: Path = DEFAULT_KERNEL, series_file: Path | None = None,
@@ -73,28 +100,23 @@ def prepare_source(kernel: Path = DEFAULT_KERNEL, series_file: Path | None = Non
         digest.update(p.name.encode() + b"\0" + p.read_bytes())
     base = _git(kernel, "rev-parse", "HEAD") if (kernel / ".git").exists() else "copy"
     wanted = {"kernel": str(kernel), "base": base, "series": digest.hexdigest()}
-    stamp = dest.with_name(dest.name + ".stamp.json")
-    if dest.is_dir() and stamp.is_file():
-        try:
-            old = json.loads(stamp.read_text())
-        except ValueError:
-            old = {}
-        if ({k: old.get(k) for k in wanted} == wanted
-                and _git(dest, "rev-parse", "HEAD") == old.get("head")
-                and (base == "copy" or _git(dest, "rev-parse", f"HEAD~{len(patches)}") == base)
-                and _git(dest, "status", "--porcelain", "--untracked-files=no") == ""):
+    # one process at a time (parallel test workers, a boot-test beside a full-kernel):
+    # a second one waits, then finds the worktree its stamp describes
+    with _locked(dest.with_name(dest.name + ".lock")):
+        stamp = dest.with_name(dest.name + ".stamp.json")
+        if _unchanged(dest, stamp, wanted, len(patches)):
             log.info("source %s unchanged (%d patches)", dest, len(patches))
             return Source(kernel, dest, [p.name for p in patches],
                           (kkey + "-" if kkey else "") + wanted["series"][:8])
-    log.info("preparing worktree %s from %s", dest, kernel)
-    # The kernel's commit by id: "HEAD" would mean the existing worktree's own HEAD.
-    make_worktree(kernel, dest, base if base != "copy" else "HEAD")
-    for p in patches:
-        log.info("git am %s", p.name)
-        why = git_am(dest, p)
-        if why:
-            raise TreeError(f"patch {p.name} does not apply: {why}")
-    wanted["head"] = _git(dest, "rev-parse", "HEAD")
-    stamp.write_text(json.dumps(wanted, sort_keys=True, indent=2) + "\n")
-    return Source(kernel, dest, [p.name for p in patches],
-                  (kkey + "-" if kkey else "") + wanted["series"][:8])
+        log.info("preparing worktree %s from %s", dest, kernel)
+        # The kernel's commit by id: "HEAD" would mean the existing worktree's own HEAD.
+        make_worktree(kernel, dest, base if base != "copy" else "HEAD")
+        for p in patches:
+            log.info("git am %s", p.name)
+            why = git_am(dest, p)
+            if why:
+                raise TreeError(f"patch {p.name} does not apply: {why}")
+        wanted["head"] = _git(dest, "rev-parse", "HEAD")
+        stamp.write_text(json.dumps(wanted, sort_keys=True, indent=2) + "\n")
+        return Source(kernel, dest, [p.name for p in patches],
+                      (kkey + "-" if kkey else "") + wanted["series"][:8])

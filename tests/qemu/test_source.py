@@ -79,3 +79,19 @@ def test_patch_that_does_not_apply_is_named(tmp_path, kernel):
     git(kernel, "commit", "-q", "-am", "conflicting")
     with pytest.raises(TreeError, match="0001-locking-change-x.patch does not apply"):
         prepare_source(kernel, series, tmp_path / "trees")
+
+
+def test_two_processes_at_once_share_one_worktree(tmp_path, kernel):
+    """Parallel test workers (or a boot-test beside a full-kernel) prepare the same
+    worktree: the second waits for the first and reuses what it made, rather than
+    remaking it under its feet."""
+    from concurrent.futures import ProcessPoolExecutor
+    series = make_series(tmp_path, kernel, "int x = 3;\n")
+    trees = tmp_path / "trees"
+    with ProcessPoolExecutor(2) as pool:
+        results = list(pool.map(prepare_source, [kernel] * 4, [series] * 4, [trees] * 4))
+    assert len({r.tree for r in results}) == 1
+    tree = results[0].tree
+    assert (tree / "kernel/locking/semaphore.c").read_text() == "int x = 3;\n"
+    assert git(tree, "status", "--porcelain") == ""
+    assert len(git(tree, "log", "--format=%s").splitlines()) == 2
