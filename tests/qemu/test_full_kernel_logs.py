@@ -1,0 +1,47 @@
+"""The committed boots of `make full-kernel CONFIG=<a defconfig> BOOT=1`
+(reports/linux-<version>/full-kernel/<arch>-defconfig.log) are what qemu/README.md
+says of them: a DEBUG_MUTEX_FULL kernel that ran /init to its end with no lockdep or
+mutex-debug report, lockdep still on, in the time the README quotes."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from qemu import parse
+
+ROOT = Path(__file__).resolve().parents[2]
+LOGS = sorted(ROOT.glob("reports/linux-*/full-kernel/*-defconfig.log"))
+QEMU_README = (ROOT / "qemu" / "README.md").read_text()
+
+
+def exited_after(text: str) -> str:
+    m = re.search(r"^s2m-harness: qemu exited with status 0 after ([\d.]+) s$", text, re.M)
+    assert m, "the harness line is missing"
+    return m.group(1)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[p.stem for p in LOGS])
+def test_the_defconfig_kernel_booted_clean(log):
+    text = log.read_text(errors="replace")
+    assert "s2m.scenario=full-kernel" in text and "s2m-init: done" in text
+    parsed = parse.parse_log(text)
+    assert parsed.verdict == "completed" and not parsed.reports
+    assert re.search(r"# lockdep_stats:\s+debug_locks:\s+1$", text, re.M)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[p.stem for p in LOGS])
+def test_the_readme_quotes_the_boot(log):
+    arch = log.stem.split("-")[0]
+    assert f"{arch}-defconfig.log" in QEMU_README
+    assert f"exited after {exited_after(log.read_text(errors='replace'))} s" in QEMU_README
+
+
+def test_an_edited_log_is_caught(tmp_path):
+    """Negative control: a report in the log, or another time, fails the checks."""
+    text = LOGS[0].read_text(errors="replace")
+    splat = ("[    5.000000] WARNING: possible recursive locking detected\n"
+             "[    5.000000] 6.1.192 #1 Not tainted\n")
+    assert parse.parse_log(text.replace("s2m-init: done", splat + "s2m-init: done")).reports
+    other = re.sub(r"(exited with status 0 after )[\d.]+", r"\g<1>99.9", text)
+    assert f"exited after {exited_after(other)} s" not in QEMU_README
