@@ -192,7 +192,20 @@ def triage(text: str, audit: dict, name: str, variant: str, marked: frozenset[st
     return {"boot": name, "variant": variant, "verdict": boot.verdict,
             "lockdep_classes": len(boot.classes), "reports": reports,
             "exercised": exercised_items(boot, index, sems, record["semaphores"], reported),
+            "allocated": allocated_items(boot, audit.get("allocated", [])),
             "record": record}
+
+
+def allocated_items(boot: rt.Boot, families: list[dict]) -> list[dict]:
+    """The semaphores allocated at run time (classify.allocated) whose class ran: they
+    have no runtime record (not one of the audit's declared semaphores), only a name."""
+    ran = rt.exercised(boot, rt.build_index(families))
+    cls = {f["id"]: f["class"] for f in families}
+    return [{"lock_class": ran[fid]["class"], "id": fid, "by": "lockdep class",
+             "class": cls[fid], "ops": ran[fid]["ops"],
+             "reading": "marked struct arch_semaphore by the series (0004)"
+             if cls[fid] == "counting" else "a debug mutex under DEBUG_MUTEX_FULL"}
+            for fid in sorted(ran)]
 
 
 def _lock_line(lk: dict) -> str:
@@ -226,6 +239,9 @@ def render(result: dict, log_path: Path, audit_path: Path) -> str:
         out.append(f"ran without a report ({result['lockdep_classes']} lockdep classes "
                    "listed):")
         out += [_lock_line(lk) for lk in result["exercised"]] or ["     none of the audit"]
+        if result["allocated"]:
+            out.append("allocated at run time, no record of their own:")
+            out += [_lock_line(lk) for lk in result["allocated"]]
     recs = result["record"]["semaphores"]
     out += [f"record: {sid}: {rt.summary_line(recs[sid])}" for sid in named_ids(result)]
     c = result["record"]["counts"]

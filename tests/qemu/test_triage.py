@@ -170,3 +170,21 @@ def test_make_triage(tmp_path):
     assert res.returncode != 0 and "make triage: error: give LOG=" in res.stderr
     res = make("triage", f"LOG={LOGS / 'runtime-xfs-challenge-ic-sema.log'}")
     assert res.returncode == 0 and "confirms counting" in res.stdout
+
+
+def test_a_semaphore_allocated_at_run_time_is_named():
+    """ACPI's semaphores, allocated at run time, ran in the x86_64 defconfig boot as
+    the class of their sema_init() site: triage names their family, apart from the
+    records of the declared semaphores."""
+    text = (AUDIT_PATH.parent / "full-kernel" / "x86_64-defconfig.log").read_text(
+        errors="replace")
+    result = triage.triage(text, AUDIT, "defconfig", "series", frozenset(), [], None)
+    [item] = result["allocated"]
+    assert item["id"] == "drivers/acpi/osl.c:*sem@acpi_os_create_semaphore"
+    assert item["lock_class"] == "sem@drivers/acpi/osl.c:1208" and item["ops"] > 0
+    assert item["class"] == "counting" and "0004" in item["reading"]
+    assert item["id"] not in result["record"]["semaphores"]
+    # negative control: a class of another site names no family
+    other = text.replace("sem@drivers/acpi/osl.c:1208", "sem@drivers/acpi/other.c:7")
+    assert triage.triage(other, AUDIT, "defconfig", "series", frozenset(), [],
+                         None)["allocated"] == []
