@@ -107,7 +107,8 @@ check:
 # The slow tests run spatch and git am over the whole tree; then the kernels are
 # built and booted.  Both kernel steps are incremental (ccache, persistent O=).
 # Most slow tests are one process (spatch, git am, checkpatch): two workers, each
-# test file on one of them (they share worktrees within a file, never across).
+# test file on one of them.  The qemu worktree, which files share, is prepared by one
+# process at a time (qemu/source.py), and no test changes it once prepared.
 test: check
 	@$(PREFLIGHT) spatch sparse qemu-system-x86_64 busybox ccache gcc
 	$(PYTEST) -n 2 --dist loadfile -m slow tests

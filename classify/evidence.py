@@ -62,7 +62,9 @@ class SemIndex:
 
 
 def _name(sem_id: str) -> str:
-    return sem_id.rsplit(":", 1)[1].split(".")[-1]
+    """The name a sema_init() site's expression ends with: a member's or a
+    variable's, or the pointer's of a family allocated at run time (*sem@func)."""
+    return sem_id.rsplit(":", 1)[1].split(".")[-1].lstrip("*").split("@")[0]
 
 
 def build_index(sems: list[dict]) -> SemIndex:

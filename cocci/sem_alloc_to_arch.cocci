@@ -40,11 +40,16 @@ SA2A = {"spec": "", "path": "", "names": set(), "mode": ""}
 SA2A_REFUSED = set()
 
 def sa2a_select(spec):
-    path, sep, names = (spec or "").strip().rpartition(":")
-    if sep:
-        SA2A["spec"] = spec.strip()
-        SA2A["path"] = path
-        SA2A["names"] = {n for n in names.split(",") if n}
+    spec = (spec or "").strip()
+    if not spec:
+        return
+    path, sep, names = spec.rpartition(":")
+    if not (sep and path and names):
+        sys.stderr.write("sem_alloc_to_arch: cannot read %r: want PATH:NAME,...\n" % spec)
+        return
+    SA2A["spec"] = spec
+    SA2A["path"] = path
+    SA2A["names"] = {n for n in names.split(",") if n}
 
 sa2a_select(os.environ.get("SEM2MUTEX_SEM", ""))
 

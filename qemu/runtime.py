@@ -166,7 +166,8 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
     if not apath.is_file():
         raise TreeError(f"{apath} missing: run `make audit KERNEL={kernel}` first")
     audit = json.loads(apath.read_text())
-    sems = {s["id"]: s for s in audit["semaphores"]}
+    # what the series' marking marks: declared semaphores and allocated families
+    sems = {s["id"]: s for s in audit["semaphores"] + audit.get("allocated", [])}
     index = rt.build_index(audit["semaphores"])
     source = prepare_source(kernel)
     names, marks = plan_variants(scenarios, sems)

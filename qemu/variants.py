@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from classify import spatch
-from classify.convert.marking import (MARKING_NAME, SCRIPT, SUBJECT, Mark, MarkingError,
-                                      mark_commits, place_in_series)
+from classify.convert.marking import (ALLOCATED_SCRIPT, MARKING_NAME, SCRIPT, SUBJECT, Mark,
+                                      MarkingError, mark_commits, place_in_series)
 from classify.tree import GIT_ENV, TreeError, git, git_am
 from qemu.build import BuildResult
 from classify.versions import series_dir as series_dir_of
@@ -87,7 +87,8 @@ def marking_key(base: str, pool: list[dict]) -> dict:
     """What the trust marking depends on: the tree it starts from, the semaphores
     (as the audit records them) and the script."""
     digest = hashlib.sha1(json.dumps(pool, sort_keys=True).encode())
-    digest.update(spatch.script_path(SCRIPT).read_bytes())
+    for script in (SCRIPT, ALLOCATED_SCRIPT):
+        digest.update(spatch.script_path(script).read_bytes())
     return {"base": base, "ids": [s["id"] for s in pool], "digest": digest.hexdigest()}
 
 

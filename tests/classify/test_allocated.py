@@ -35,7 +35,7 @@ def test_reaching_into_the_semaphore_makes_it_counting(shared_cache):
     fam = family("allocated_handle.c", shared_cache)
     assert fam.cls == "counting"
     assert fam.internals == ["allocated_handle.c:30: sem->wait_list"]
-    assert "only a struct arch_semaphore" in fam.reasons[0]
+    assert "only in a struct arch_semaphore" in fam.reasons[0]
 
 
 def test_a_count_above_one_makes_it_counting(shared_cache):
@@ -46,8 +46,33 @@ def test_a_count_above_one_makes_it_counting(shared_cache):
 
 def test_a_binary_one_without_internals_stays_unknown(shared_cache):
     fam = family("allocated_binary.c", shared_cache)
-    assert (fam.cls, fam.internals, fam.scope) == ("unknown", [], ["sock_sem"])
+    assert (fam.cls, fam.internals) == ("unknown", [])
+    # the pointer at file scope, and every function that uses it
+    assert fam.scope == ["sock_probe", "sock_sem", "sock_send"]
     assert "DEBUG_MUTEX_FULL" in fam.reasons[0]
+
+
+def test_a_cast_brings_its_function_into_the_scope(shared_cache):
+    fam = family("allocated_static_cast.c", shared_cache)
+    assert fam.scope == ["slots", "slots_init", "slots_put", "slots_wait"]
+    # h->slots->count is another structure's field
+    assert fam.internals == [] and not fam.conflicts
+    assert (fam.cls, fam.init[0]["value"]) == ("counting", 4)
+
+
+def test_another_semaphore_in_its_functions_is_a_conflict(shared_cache):
+    fam = family("allocated_conflict.c", shared_cache)
+    # other holds a call's result: not one of them, and in the creator's scope
+    assert fam.pointers == ["allocated_conflict.c:sem@pool_create",
+                            "allocated_conflict.c:sem@pool_delete"]
+    assert fam.cls == "counting" and fam.internals == ["allocated_conflict.c:31: sem->count"]
+    assert [c.split(": ", 1)[1] for c in fam.conflicts] == [
+        "other in pool_create() is a struct semaphore * that is not one of them",
+        "other is also assigned something other than an allocation or a cast handle"]
+    assert "cannot all change" in fam.reasons[-1]
+    [mark] = M.mark_all(Path("/nonexistent"), M.counting_pool(
+        {"semaphores": [], "allocated": [fam.to_json()]}))
+    assert mark.status == "refused" and "other in pool_create()" in mark.why[0]
 
 
 def test_the_audit_record_names_it(shared_cache):

@@ -15,10 +15,11 @@ LOGS = sorted(ROOT.glob("reports/linux-*/full-kernel/*-defconfig.log"))
 QEMU_README = (ROOT / "qemu" / "README.md").read_text()
 
 
-def exited_after(text: str) -> str:
+def quoted(text: str) -> bool:
+    """qemu/README.md gives the time the log's harness line says QEMU ran."""
     m = re.search(r"^s2m-harness: qemu exited with status 0 after ([\d.]+) s$", text, re.M)
     assert m, "the harness line is missing"
-    return m.group(1)
+    return f"exited after {m.group(1)} s" in QEMU_README
 
 
 @pytest.mark.parametrize("log", LOGS, ids=[p.stem for p in LOGS])
@@ -34,7 +35,7 @@ def test_the_defconfig_kernel_booted_clean(log):
 def test_the_readme_quotes_the_boot(log):
     arch = log.stem.split("-")[0]
     assert f"{arch}-defconfig.log" in QEMU_README
-    assert f"exited after {exited_after(log.read_text(errors='replace'))} s" in QEMU_README
+    assert quoted(log.read_text(errors="replace"))
 
 
 def test_an_edited_log_is_caught(tmp_path):
@@ -43,5 +44,5 @@ def test_an_edited_log_is_caught(tmp_path):
     splat = ("[    5.000000] WARNING: possible recursive locking detected\n"
              "[    5.000000] 6.1.192 #1 Not tainted\n")
     assert parse.parse_log(text.replace("s2m-init: done", splat + "s2m-init: done")).reports
-    other = re.sub(r"(exited with status 0 after )[\d.]+", r"\g<1>99.9", text)
-    assert f"exited after {exited_after(other)} s" not in QEMU_README
+    assert quoted(text)
+    assert not quoted(re.sub(r"(exited with status 0 after )[\d.]+", r"\g<1>99.9", text))
