@@ -169,29 +169,33 @@ def prepare_tree(kernel: Path, worktree: Path, before: list[Path]) -> Path:
     return tree
 
 
+def refusal(sem: dict) -> str:
+    """Why the script cannot mark sem, known before it runs ("" when it can)."""
+    through = [f for f in sem.get("followed", []) if f["kind"] != "local"]
+    if through:
+        # its address sits in a struct semaphore * member or parameter of other
+        # code (hp_sdc's act.semaphore), which the script does not change; local
+        # pointers it follows itself
+        f = through[0]
+        return (f"{f['at']}: its address is stored in the {f['kind']} pointer "
+                f"{f['pointer']}, which would have to become a struct arch_semaphore * "
+                "too; mark them together by hand")
+    if sem.get("conflicts"):
+        # a semaphore allocated at run time whose functions hold others too
+        return (f"{sem['conflicts'][0]}: the types of its functions cannot all "
+                "change; mark it by hand")
+    return ""
+
+
 def mark_all(tree: Path, pool: list[dict]) -> list[Mark]:
     """Mark each semaphore in turn; each one's change is committed on its own, so
     that a refusal (which resets the worktree) loses no other."""
     marks = []
     for n, sem in enumerate(pool, 1):
-        through = [f for f in sem.get("followed", []) if f["kind"] != "local"]
-        if through:
-            # its address sits in a struct semaphore * member or parameter of
-            # other code (hp_sdc's act.semaphore), which the script does not
-            # change; local pointers it follows itself
-            f = through[0]
-            marks.append(Mark(sem["id"], "refused", [], [
-                f"{f['at']}: its address is stored in the {f['kind']} pointer "
-                f"{f['pointer']}, which would have to become a struct arch_semaphore * "
-                "too; mark them together by hand"]))
-            log.warning("%s not marked: %s", sem["id"], marks[-1].why[0])
-            continue
-        if sem.get("conflicts"):
-            # a semaphore allocated at run time whose functions hold others too
-            marks.append(Mark(sem["id"], "refused", [], [
-                f"{sem['conflicts'][0]}: the types of its functions cannot all "
-                "change; mark it by hand"]))
-            log.warning("%s not marked: %s", sem["id"], marks[-1].why[0])
+        why = refusal(sem)
+        if why:
+            marks.append(Mark(sem["id"], "refused", [], [why]))
+            log.warning("%s not marked: %s", sem["id"], why)
             continue
         files = files_for(sem, tree)
         conv = convert(tree, sem, files,
