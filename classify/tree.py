@@ -95,12 +95,15 @@ def git(tree: Path, *args: str, env: dict[str, str] | None = None) -> str:
 
 
 
-def git_am(tree: Path, patch: Path) -> str:
+def git_am(tree: Path, patch: Path, signoff: bool = False,
+           env: dict[str, str] | None = None) -> str:
     """"" when the patch applies, else git's reason (the am is then aborted, so the
-    tree is left as it was).  The one place the project runs `git am`."""
+    tree is left as it was).  The one place the project runs `git am`; signoff
+    adds the committer's Signed-off-by (env: the identity, GIT_ENV's otherwise)."""
     res = subprocess.run(["git", "-C", str(tree), "am", "-q", "--whitespace=nowarn",
-                          str(Path(patch).resolve())],
-                         capture_output=True, text=True, env={**os.environ, **GIT_ENV})
+                          *(["--signoff"] if signoff else []), str(Path(patch).resolve())],
+                         capture_output=True, text=True,
+                         env={**os.environ, **GIT_ENV, **(env or {})})
     if res.returncode == 0:
         return ""
     subprocess.run(["git", "-C", str(tree), "am", "--abort"], capture_output=True)

@@ -21,7 +21,7 @@ def stable_record(outcome: Outcome, verified: dict | None) -> dict:
     """What the audit report shows for a semaphore: no times, no dates."""
     from classify.convert.verify import status_of
     rec = {"status": outcome.status, "why": outcome.why, "series": outcome.series,
-           "patch": outcome.patch}
+           "patch": outcome.patch, **({"hand": outcome.hand} if outcome.hand else {})}
     if verified is not None:
         rec["verify"] = status_of(verified)
         rec["apply"] = verified.get("apply", "")
@@ -143,7 +143,9 @@ def run_patches(args) -> int:
     n_ref = sum(o.status == "refused" for o in outcomes)
     # select() refuses some before any conversion: they are among `skipped` too
     n_skip = sum(o.status == "skipped" for o in outcomes)
-    print(f"patches: {n_conv} patch(es) in {sum(bool(s.patches) for s in series)} "
+    n_patches = len({(o.series, o.patch) for o in outcomes if o.status == "converted"})
+    print(f"patches: {n_conv} semaphore(s) in {n_patches} patch(es) in "
+          f"{sum(bool(s.patches) for s in series)} "
           f"series under {out}; {n_ref} refused; {n_skip} skipped")
     if records:
         from classify.convert.verify import status_of

@@ -14,15 +14,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from classify.convert.handmade import Handmade, conversions_for
 from classify.convert.maintainers import (add_recipients, read_entries, recipients,
                                           section_for, tree_tag, union)
 from classify.convert.message import (SIGNATURE, commit_env, commit_message, cover_text,
-                                      fill_cover, identity, insert_notes, reviewer_notes)
+                                      fill_cover, identity, insert_notes, reviewer_notes, wrap)
 from classify.convert.select import Outcome, select, sem_paths, series_subsystem
 from classify.convert.subject import has_history, patch_prefix
 from classify.convert.transform import convert, files_for, stale_comments
 from classify.paths import slug
-from classify.tree import GIT_ENV, TreeError, git, make_worktree
+from classify.tree import GIT_ENV, TreeError, git, git_am, make_worktree
 
 
 log = logging.getLogger("sem2mutex.patches")
@@ -60,14 +61,17 @@ class Plan:
     sems: list[dict]
 
 
-def plan_series(kernel: Path, sems: list[dict]) -> list[Plan]:
+def plan_series(kernel: Path, sems: list[dict], hand: dict[str, Handmade] | None = None
+                ) -> list[Plan]:
     """The semaphores grouped by the MAINTAINERS entry of their files (a tree
-    without MAINTAINERS, or files no entry names: the audit's subsystem)."""
+    without MAINTAINERS, or files no entry names: the audit's subsystem); those
+    of one hand-written conversion by the files it changes, so they stay together."""
     entries = read_entries(kernel)
+    hand = hand or {}
     groups: dict[str, list[dict]] = {}
     tags: dict[str, list[str]] = {}
     for sem in sems:
-        paths = sem_paths(sem)
+        paths = list(hand[sem["id"]].files) if sem["id"] in hand else sem_paths(sem)
         entry = section_for(entries, paths)
         name = entry.name if entry else series_subsystem(sem)
         groups.setdefault(name, []).append(sem)
@@ -96,8 +100,27 @@ def _convert_one(tree: Path, kernel: Path, sem: dict, name: str, version: str,
                     files=conv.changed), prefix, notes)
 
 
+def _apply_handmade(tree: Path, sem: dict, hand: Handmade, name: str,
+                    signoff: str | None, env: dict[str, str]) -> tuple[Outcome, str, str]:
+    """A hand-written conversion committed with git am: (outcome, subject prefix,
+    notes); refused, with git's reason, when it does not apply."""
+    log.info("%s: applying %s (written by hand) for %s", name, hand.path.name, sem["id"])
+    failed = git_am(tree, hand.path, signoff=bool(signoff), env=env)
+    if failed:
+        return (Outcome(sem["id"], "refused", [f"{hand.name} does not apply: {failed}"],
+                        cls=sem["class"], series=name, hand=hand.name), "", "")
+    lines = [hand.notes.rstrip("\n"), ""] if hand.notes else []
+    lines += [f"Written by hand: {hand.name}"]
+    lines += wrap(f"It converts {', '.join(hand.ids)}; sem2mutex verified it as it "
+                  "verifies the patches it generates.")
+    return (Outcome(sem["id"], "converted", [], cls=sem["class"], series=name,
+                    files=list(hand.files), hand=hand.name), hand.prefix,
+            "\n".join(lines) + "\n")
+
+
 def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
-                version: str, signoff: tuple[str, str] | None) -> Series:
+                version: str, signoff: tuple[str, str] | None,
+                hand: dict[str, Handmade] | None = None) -> Series:
     """Convert the plan's semaphores one commit each, then write the series:
     notes below each patch's ---, each patch's own recipients, their union on
     the cover letter (there is one only for several patches)."""
@@ -106,13 +129,29 @@ def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
     base = git(tree, "rev-parse", "HEAD").strip()
     env = commit_env(*(signoff or (GIT_ENV["GIT_AUTHOR_NAME"], GIT_ENV["GIT_AUTHOR_EMAIL"])))
     me = f"{signoff[0]} <{signoff[1]}>" if signoff else None
+    hand = hand or {}
     outcomes, prefixes, notes = [], [], []
+    commits: list[list[Outcome]] = []   # the outcomes of each commit, in order
+    applied: dict[Path, list[Outcome]] = {}     # hand-written patch -> its commit's
     for sem in plan.sems:
-        outcome, prefix, note = _convert_one(tree, kernel, sem, name, version, me, env)
+        h = hand.get(sem["id"])
+        if h is not None and h.path in applied:     # one patch, several semaphores
+            outcome = Outcome(sem["id"], "converted", [], cls=sem["class"], series=name,
+                              files=list(h.files), hand=h.name)
+            applied[h.path].append(outcome)
+            outcomes.append(outcome)
+            continue
+        if h is not None:
+            outcome, prefix, note = _apply_handmade(tree, sem, h, name, me, env)
+        else:
+            outcome, prefix, note = _convert_one(tree, kernel, sem, name, version, me, env)
         outcomes.append(outcome)
         if outcome.status == "converted":
             prefixes.append(prefix)
             notes.append(note)
+            commits.append([outcome])
+            if h is not None:
+                applied[h.path] = commits[-1]
     out = out_root / name
     shutil.rmtree(out, ignore_errors=True)
     patches: list[Path] = []
@@ -132,10 +171,9 @@ def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
             fill_cover(patches[0], subject, blurb)
             add_recipients(patches[0], union([t for t, _ in lists]),
                            union([c for _, c in lists]))
-        numbered = iter(own)
-        for o in outcomes:
-            if o.status == "converted":
-                o.patch = next(numbered).name
+        for patch, done in zip(own, commits):
+            for o in done:
+                o.patch = patch.name
     result = Series(name, plan.name, out, patches, outcomes)
     write_series_index(result)
     return result
@@ -174,17 +212,20 @@ class RunResult:
 
 def generate(kernel: Path, audit: dict, out_root: Path, worktree: Path,
              subsys: str | None = None, ids: list[str] | None = None,
-             signoff: tuple[str, str] | None | bool = True) -> RunResult:
+             signoff: tuple[str, str] | None | bool = True,
+             hand: dict[str, Handmade] | None = None) -> RunResult:
     """signoff: (name, email), True for identity() (an IdentityError when there
-    is none), or None/False for patches without Signed-off-by."""
+    is none), or None/False for patches without Signed-off-by.  hand: the
+    hand-written conversions (default: kernel-patches/<version>/conversions/)."""
     started = time.monotonic()
     kernel, out_root, worktree = (Path(p).resolve() for p in (kernel, out_root, worktree))
-    chosen, skipped = select(audit["semaphores"], subsys, list(ids or []))
+    hand = conversions_for(kernel) if hand is None else hand
+    chosen, skipped = select(audit["semaphores"], subsys, list(ids or []), hand)
     if signoff is True and chosen:
         signoff = identity()
     series = [make_series(kernel, worktree, out_root, plan,
-                          audit.get("kernel_version", "?"), signoff or None)
-              for plan in plan_series(kernel, chosen)]
+                          audit.get("kernel_version", "?"), signoff or None, hand)
+              for plan in plan_series(kernel, chosen, hand)]
     return RunResult(series, skipped, time.monotonic() - started)
 
 
@@ -194,8 +235,8 @@ def write_series_index(series: Series) -> None:
     if not series.dir.is_dir():
         return
     data = {"subsystem": series.subsystem,
-            "patches": [{"patch": o.patch, "id": o.id} for o in series.outcomes
-                        if o.status == "converted"],
+            "patches": [{"patch": o.patch, "id": o.id, **({"hand": o.hand} if o.hand else {})}
+                        for o in series.outcomes if o.status == "converted"],
             "refused": [{"id": o.id, "why": o.why} for o in series.outcomes
                         if o.status == "refused"]}
     (series.dir / "series.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
@@ -206,8 +247,8 @@ def read_series(out: Path) -> list[Series]:
     found = []
     for index in sorted(out.glob("*/series.json")):
         data = json.loads(index.read_text())
-        outcomes = [Outcome(p["id"], "converted", series=index.parent.name, patch=p["patch"])
-                    for p in data.get("patches", [])]
+        outcomes = [Outcome(p["id"], "converted", series=index.parent.name, patch=p["patch"],
+                            hand=p.get("hand", "")) for p in data.get("patches", [])]
         outcomes += [Outcome(r["id"], "refused", r["why"], series=index.parent.name)
                      for r in data.get("refused", [])]
         found.append(Series(index.parent.name, data.get("subsystem", ""), index.parent,

@@ -235,12 +235,17 @@ def verify_series(tree: Path, build_dir: Path | Builds, series_dir: Path, logs: 
     tree (which must be at the base already)."""
     index = json.loads((series_dir / "series.json").read_text())
     out = {}
+    done: dict[str, dict] = {}  # a hand-written patch converts several: verified once
     for entry in index["patches"]:
         patch = series_dir / entry["patch"]
+        if entry["patch"] in done:
+            out[entry["id"]] = done[entry["patch"]]
+            continue
         log.info("verifying %s", patch.name)
         if not patch.is_file():
             out[entry["id"]] = {"patch": entry["patch"], "apply": "patch file missing",
                                 "problems": ["patch file missing"]}
             continue
-        out[entry["id"]] = verify_patch(tree, build_dir, patch, logs / series_dir.name)
+        out[entry["id"]] = done[entry["patch"]] = verify_patch(tree, build_dir, patch,
+                                                               logs / series_dir.name)
     return out

@@ -78,6 +78,8 @@ def _patch_cell(rec: dict) -> str:
     if rec.get("status") != "converted":
         return f"{rec.get('status', '?')}: " + "; ".join(rec.get("why", [])[:2])
     text = f"{rec.get('series', '')}/{rec.get('patch', '')}"
+    if rec.get("hand"):
+        text += " (written by hand)"
     if "verify" in rec:
         text += f": {rec['verify']}"
         cp = rec.get("checkpatch") or {}
