@@ -52,7 +52,7 @@ log = logging.getLogger("sem2mutex.qemu.runtime")
 FRAGMENTS = ("base", "mode-full", "runtime")
 RUNTIME_DIR = WORK_DIR / "runtime"
 BUILD = WORK_DIR / "build" / "runtime"
-DISK_MB = {"xfs": 320, "btrfs": 256}
+DISK_MB = {"xfs": 320, "btrfs": 256, "bcache": 64}
 
 
 def build_variant(source: Source, v: Variant, images: Path = RUNTIME_DIR / "images",
@@ -89,24 +89,37 @@ def built_sources(build_dir: Path = BUILD) -> set[str]:
 
 # ------------------------------------------------------------------ devices
 
-def make_disk(kind: str, path: Path) -> list[str]:
-    """A fresh sparse image with a kind filesystem (mkfs on the host); [] or errors."""
-    tool = shutil.which(f"mkfs.{kind}") or shutil.which(f"/usr/sbin/mkfs.{kind}") or \
-        shutil.which(f"/sbin/mkfs.{kind}")
-    if tool is None:
+def make_disks(kind: str, path: Path) -> tuple[list[Path], list[str]]:
+    """Fresh sparse images for a scenario's `disk` (made on the host): one with a kind
+    filesystem (mkfs.KIND), or for "bcache" a cache and a backing device formatted
+    together by make-bcache (the backing device attached to the cache set, in writeback
+    mode).  (images, []) or ([], errors)."""
+    if kind == "bcache":
+        images = [path.with_suffix(".cache.img"), path.with_suffix(".backing.img")]
+        cmd = ["make-bcache", "--writeback", "-C", str(images[0]), "-B", str(images[1])]
+        pkg = "bcache-tools"
+    else:
+        images = [path]
+        cmd = [f"mkfs.{kind}", "-q", "-f", str(path)]
         pkg = {"xfs": "xfsprogs", "btrfs": "btrfs-progs"}.get(kind, kind)
-        return [f"mkfs.{kind} not found: apt-get install {pkg}"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.unlink(missing_ok=True)
-    with path.open("wb") as f:
-        f.truncate(DISK_MB.get(kind, 256) << 20)
-    res = subprocess.run([tool, "-q", "-f", str(path)], capture_output=True, text=True)
-    return [] if res.returncode == 0 else [f"mkfs.{kind} failed: {res.stderr.strip()}"]
+    tool = next((found for d in ("", "/usr/sbin/", "/sbin/")
+                 if (found := shutil.which(d + cmd[0]))), None)
+    if tool is None:
+        return [], [f"{cmd[0]} not found: apt-get install {pkg}"]
+    for image in images:
+        image.parent.mkdir(parents=True, exist_ok=True)
+        image.unlink(missing_ok=True)
+        with image.open("wb") as f:
+            f.truncate(DISK_MB.get(kind, 256) << 20)
+    res = subprocess.run([tool, *cmd[1:]], capture_output=True, text=True)
+    if res.returncode != 0:
+        return [], [f"{cmd[0]} failed: {(res.stderr or res.stdout).strip()}"]
+    return images, []
 
 
-def device_args(sc: Scenario, disk: Path | None) -> list[str]:
+def device_args(sc: Scenario, disks: list[Path]) -> list[str]:
     args: list[str] = []
-    if disk is not None:
+    for disk in disks:
         args += ["-drive", f"file={disk},format=raw,if=virtio"]
     if sc.netdev:
         # restrict=on: the guest reaches nothing outside QEMU's own user network
@@ -249,18 +262,18 @@ def boot_one(sc: Scenario, v: Variant, source: Source, index: rt.SemIndex, initr
              out_dir: Path, accel: str, name: str = "") -> BootResult:
     name = name or sc.name
     if v.image is None:
+        # an unmark: variant that fails is about its semaphore; the trust one about none
         named = rt.build_error_ids(v.errors, index) or [
-            (v.name.split(":", 1)[1], rt.first_error(v.errors))]
+            (sid, rt.first_error(v.errors)) for sid in v.name.split(":", 1)[1:]]
         if sc.verdict == "not_built" and any(sid in sc.about for sid, _ in named):
             return BootResult(name, True, "not_built", [], fragments=FRAGMENTS,
                               reports=[f"does not build as a mutex: {ln}" for _, ln in named])
         return BootResult(name, False, "not_built", [f"variant {v.name} did not build:"]
                           + v.errors[:20], fragments=FRAGMENTS)
-    disk = None
+    disks: list[Path] = []
     errors: list[str] = []
     if sc.disk:
-        disk = RUNTIME_DIR / "disks" / f"{name}.img"
-        errors = make_disk(sc.disk, disk)
+        disks, errors = make_disks(sc.disk, RUNTIME_DIR / "disks" / f"{name}.img")
     if errors:
         return BootResult(name, False, "not_booted", errors, fragments=FRAGMENTS)
     assert v.build is not None
@@ -268,7 +281,7 @@ def boot_one(sc: Scenario, v: Variant, source: Source, index: rt.SemIndex, initr
                                                          v.image))
     qmp = (RUNTIME_DIR / f"{name}.qmp") if sc.keys else None
     return boot_scenario(sc, kernel, initramfs, source, accel, out_dir,
-                         extra_args=tuple(device_args(sc, disk)), qmp=qmp,
+                         extra_args=tuple(device_args(sc, disks)), qmp=qmp,
                          evaluator=lambda s, p: evaluate_runtime(s, p, index, v.marked),
                          name=name)
 

@@ -309,10 +309,13 @@ def test_a_changed_patch_after_the_marking_is_put_back_without_marking_again(
 
 def test_device_args_and_slug():
     sc = load_scenario("runtime-hid")
-    args = runtime.device_args(sc, None)
+    args = runtime.device_args(sc, [])
     assert "usb-kbd,bus=xhci.0,id=kbd0" in args and "i8042=off" in args
-    net = runtime.device_args(load_scenario("runtime-netconsole"), Path("/d.img"))
+    net = runtime.device_args(load_scenario("runtime-netconsole"), [Path("/d.img")])
     assert "user,id=n0,restrict=on" in net and "file=/d.img,format=raw,if=virtio" in net
+    two = runtime.device_args(load_scenario("runtime-xfs"), [Path("/c.img"), Path("/b.img")])
+    assert [a for a in two if a.startswith("file=")] == [
+        "file=/c.img,format=raw,if=virtio", "file=/b.img,format=raw,if=virtio"]
     assert runtime.slug("unmark:" + IC) == "unmark-fs-xfs-xfs_log_priv.h-xlog_in_core.ic_sema"
 
 
@@ -353,12 +356,26 @@ def test_evaluate_runtime():
     assert ev.problems == ["workload step workload:xfs: not ok"]
 
 
-def test_make_disk(tmp_path):
+def test_make_disks(tmp_path):
     if not Path("/usr/sbin/mkfs.xfs").exists():
         pytest.skip("xfsprogs not installed")
-    assert runtime.make_disk("xfs", tmp_path / "x.img") == []
+    assert runtime.make_disks("xfs", tmp_path / "x.img") == ([tmp_path / "x.img"], [])
     assert (tmp_path / "x.img").stat().st_size == 320 << 20
-    assert runtime.make_disk("nosuchfs", tmp_path / "y.img")[0].startswith("mkfs.nosuchfs")
+    images, errors = runtime.make_disks("nosuchfs", tmp_path / "y.img")
+    assert not images and errors[0].startswith("mkfs.nosuchfs not found")
+
+
+def test_make_disks_bcache_formats_a_cache_and_a_backing_device(tmp_path):
+    if not Path("/usr/sbin/make-bcache").exists():
+        pytest.skip("bcache-tools not installed")
+    images, errors = runtime.make_disks("bcache", tmp_path / "b.img")
+    assert not errors and [p.name for p in images] == ["b.cache.img", "b.backing.img"]
+    # bcache's magic (c68573f6-4e1a-45ca-8265-f57f48ba6d81) at 4 KiB + 24 in both
+    magic = bytes.fromhex("c68573f64e1a45ca8265f57f48ba6d81")
+    for image in images:
+        with image.open("rb") as f:
+            f.seek(4096 + 24)
+            assert f.read(16) == magic, image
 
 
 def test_count_warning_names_its_semaphore():
@@ -506,3 +523,14 @@ def test_runtime_fixture_maps_to_the_audit(path):
     ex = rt.exercised(boot, index)
     for sid in [x.strip() for x in header.get("EXERCISED", "").split(",") if x.strip()]:
         assert ex[sid]["ops"] > 0, sid
+
+
+def test_a_trust_variant_that_does_not_build_fails_its_boots_by_name():
+    """Not a crash: the trust kernel is about no one semaphore, so its build error
+    fails each of its boots with the error lines."""
+    v = runtime.Variant("trust", "0" * 40, frozenset())
+    v.errors = ["fs/xfs/xfs_trace.h:431: error: 'struct mutex_debug' has no member named 'count'"]
+    res = runtime.boot_one(load_scenario("runtime-xfs"), v, None, rt.build_index([]), None,
+                           Path("/nonexistent"), "tcg")
+    assert not res.passed and res.verdict == "not_built"
+    assert res.problems[0] == "variant trust did not build:" and "xfs_trace.h:431" in res.problems[1]
