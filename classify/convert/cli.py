@@ -45,6 +45,8 @@ def merge_json(path: Path, updates: dict[str, dict], extra: dict) -> dict:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         data = {}
+    if data.get("kernel_version") not in (None, extra.get("kernel_version")):
+        data = {}   # another tree's records: none of them is this run's
     data.update(extra)
     sems = data.setdefault("semaphores", {})
     sems.update(updates)
@@ -98,9 +100,10 @@ def _print_outcomes(outcomes: list[Outcome], records: dict[str, dict]) -> None:
 def _generate_or_read(args, tree, audit: dict, out: Path, timings: dict
                       ) -> tuple[list[Series], list[Outcome]]:
     if args.verify_only:
-        series = read_series(out)
+        series = read_series(out, audit.get("kernel_version"))
         if not series:
-            raise PatchError(f"{out}: no series to verify: run `make patches` first")
+            raise PatchError(f"{out}: no series of Linux {audit.get('kernel_version')} to "
+                             "verify: run `make patches` first")
         return series, []
     result = generate(tree.path, audit, out, out.parent / "trees" / "patches",
                       args.subsys, args.id, signoff=None if args.no_signoff else True)

@@ -175,7 +175,7 @@ def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
             for o in done:
                 o.patch = patch.name
     result = Series(name, plan.name, out, patches, outcomes)
-    write_series_index(result)
+    write_series_index(result, version)
     return result
 
 
@@ -223,18 +223,35 @@ def generate(kernel: Path, audit: dict, out_root: Path, worktree: Path,
     chosen, skipped = select(audit["semaphores"], subsys, list(ids or []), hand)
     if signoff is True and chosen:
         signoff = identity()
-    series = [make_series(kernel, worktree, out_root, plan,
-                          audit.get("kernel_version", "?"), signoff or None, hand)
+    version = audit.get("kernel_version", "?")
+    series = [make_series(kernel, worktree, out_root, plan, version, signoff or None, hand)
               for plan in plan_series(kernel, chosen, hand)]
+    drop_stale_series(out_root, version, {s.dir for s in series},
+                      whole=subsys is None and not ids)
     return RunResult(series, skipped, time.monotonic() - started)
 
 
-def write_series_index(series: Series) -> None:
-    """work/patches/<slug>/series.json: which patch converts which semaphore, and
-    what was refused (read by the verification)."""
+def drop_stale_series(out_root: Path, version: str, made: set[Path], whole: bool) -> None:
+    """Remove the series a later --verify-only must not take for this run's: every
+    other one after a whole run, and those of another kernel version after any run
+    (a SUBSYS= or ID= run keeps the rest of its own tree's series)."""
+    for index in out_root.glob("*/series.json"):
+        if index.parent in made:
+            continue
+        theirs = json.loads(index.read_text()).get("kernel_version")
+        if whole or theirs != version:
+            log.info("removing the series %s (%s)", index.parent.name,
+                     "not made by this run" if theirs == version else
+                     f"of Linux {theirs or 'an unknown version'}")
+            shutil.rmtree(index.parent)
+
+
+def write_series_index(series: Series, version: str) -> None:
+    """work/patches/<slug>/series.json: the kernel version, which patch converts
+    which semaphore, and what was refused (read by the verification)."""
     if not series.dir.is_dir():
         return
-    data = {"subsystem": series.subsystem,
+    data = {"subsystem": series.subsystem, "kernel_version": version,
             "patches": [{"patch": o.patch, "id": o.id, **({"hand": o.hand} if o.hand else {})}
                         for o in series.outcomes if o.status == "converted"],
             "refused": [{"id": o.id, "why": o.why} for o in series.outcomes
@@ -242,11 +259,16 @@ def write_series_index(series: Series) -> None:
     (series.dir / "series.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
-def read_series(out: Path) -> list[Series]:
-    """The series already in out (for --verify-only), from their series.json."""
+def read_series(out: Path, version: str | None = None) -> list[Series]:
+    """The series already in out (for --verify-only), from their series.json; with
+    version, only those made for a tree of that version."""
     found = []
     for index in sorted(out.glob("*/series.json")):
         data = json.loads(index.read_text())
+        if version and data.get("kernel_version", version) != version:
+            log.warning("%s: made for Linux %s, not %s: not verified", index.parent.name,
+                        data["kernel_version"], version)
+            continue
         outcomes = [Outcome(p["id"], "converted", series=index.parent.name, patch=p["patch"],
                             hand=p.get("hand", "")) for p in data.get("patches", [])]
         outcomes += [Outcome(r["id"], "refused", r["why"], series=index.parent.name)
