@@ -155,11 +155,19 @@ def verify_rows(v: dict | None) -> list[str]:
     if not v:
         return []
     what = f"{v.get('patches')} patches, {v.get('objects')} objects"
+    if v.get("semaphores", v.get("patches")) != v.get("patches"):
+        what = f"{v['semaphores']} semaphores, " + what
+    prepare = v.get("prepare_seconds") or {}
+
+    def of_which(mode: str) -> str:
+        f = prepare.get(mode)
+        return (f"; of which configuring build directories: {f['median']:,.1f}"
+                if f and f["median"] else "")
     return [f"| verification of the conversion patches ({what}), {v['local_jobs']}, "
-            f"empty ccache | {_spread_text(v['local'], digits=1)} |",
+            f"empty ccache | {_spread_text(v['local'], digits=1)}{of_which('local')} |",
             f"| the same through distcc ({v['hosts']}; {v['distcc_jobs']} jobs went "
             f"there; same machine: overhead, not a speed-up) | "
-            f"{_spread_text(v['distcc'], digits=1)} |"]
+            f"{_spread_text(v['distcc'], digits=1)}{of_which('distcc')} |"]
 
 
 def markdown(result: dict) -> str:

@@ -40,3 +40,21 @@ def test_boot_test_part_times_warm_runs_after_one_warm_up(tmp_path, monkeypatch)
     monkeypatch.setattr(parts, "run_timed", failing)
     with pytest.raises(BenchError, match="boot-test failed: .*1 failed"):
         parts.bench_boot_test(tmp_path, 3, tmp_path / "out")
+
+
+def test_verify_rows_name_patches_semaphores_and_the_configuration_time():
+    from qemu.bench.figures import verify_rows
+    spread = {"median": 100.0, "min": 100.0, "max": 100.0, "runs": 1}
+    v = {"local": spread, "distcc": spread, "patches": 29, "semaphores": 30, "objects": 171,
+         "local_jobs": "make -j1", "hosts": "127.0.0.1", "distcc_jobs": 363,
+         "prepare_seconds": {"local": {**spread, "median": 412.5},
+                             "distcc": {**spread, "median": 0.0}}}
+    local, through = verify_rows(v)
+    assert "(30 semaphores, 29 patches, 171 objects)" in local
+    assert local.endswith("; of which configuring build directories: 412.5 |")
+    assert "configuring" not in through
+    # one semaphore per patch, no configuration: the plain row
+    plain = {**v, "semaphores": 29, "prepare_seconds": {}}
+    assert "(29 patches, 171 objects)" in verify_rows(plain)[0]
+    assert "configuring" not in verify_rows(plain)[0]
+    assert verify_rows(None) == []
