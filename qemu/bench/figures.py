@@ -331,6 +331,9 @@ def assemble(parts: dict[str, dict], kernel: Path, runs: int, note: str,
     """reports/bench.json from the latest figures of each part (pure when given
     machine_info)."""
     dates = sorted(p["meta"]["date"] for p in parts.values())
+    # each part's conditions, once each (a note given now is of the parts measured now)
+    notes = [parts[k]["meta"].get("note", "") for k in sorted(parts)]
+    note = "; ".join(dict.fromkeys(n for n in notes if n)) or note
     result: dict = {"schema": SCHEMA, "date": dates[-1] if dates else "",
                     "machine": machine_info or machine(), "kernel": str(kernel),
                     "runs": runs, "parts": sorted(parts), "note": note, "tcg": TCG_NOTE,

@@ -239,12 +239,19 @@ def run_bench(kernel: Path, cache: Path, runs: int, parts: tuple[str, ...], ms: 
     for part in parts:
         figures = measure_part(part, kernel, cache, runs, ms, kernel_runs, spatch_runs,
                                patches)
+        if note:        # the conditions of this part's measurement, kept with it
+            figures["meta"]["note"] = note
         (BENCH_DIR / f"part-{part}.json").write_text(
             json.dumps(figures, indent=2, sort_keys=True) + "\n")
     stored = {p.stem.removeprefix("part-"): json.loads(p.read_text())
               for p in sorted(BENCH_DIR.glob("part-*.json"))
               if p.stem.removeprefix("part-") in PARTS}
     stored = parts_of(previous or {}) | stored
+    old_note = (previous or {}).get("note", "")
+    for name, figures in stored.items():
+        # a part measured before notes were kept per part: the report's note was its
+        if name not in parts and old_note and not figures["meta"].get("note"):
+            figures["meta"]["note"] = old_note
     result = assemble(stored, kernel, runs, note)
     result["bench_seconds"] = round(time.monotonic() - started, 1)
     return result
