@@ -374,3 +374,18 @@ def test_bench_text_applies_each_series_in_order_and_records_every_object(tmp_pa
         "semaphores": 2, "functions": None, "objects": 1, "before": 1000, "after": 980, "delta": -20,
         "sum_of_patch_deltas": -20, "percent": 0, "not_built": 1}
     assert r["totals"]["completion"]["delta"] == -10
+
+
+def test_each_part_keeps_the_note_of_its_own_measurement():
+    """A note says under what conditions a part was measured: measuring one part
+    again with a note of its own keeps the others' notes (it replaced them all)."""
+    text = part("2026-12-03 10:00 UTC", text_figures())
+    text["meta"]["note"] = "text: sizes, not timings"
+    verify = part("2026-12-04 19:50 UTC", {})
+    verify["meta"]["note"] = "verify: one run each"
+    r = assemble({"text": text, "verify": verify}, Path("/k"), 1, "verify: one run each",
+                 machine_info={"summary": "m"})
+    assert r["note"] == "text: sizes, not timings; verify: one run each"
+    # parts without notes of their own: the note given
+    assert assemble({}, Path("/k"), 1, "given", machine_info={"summary": "m"})["note"] == \
+        "given"
