@@ -96,7 +96,9 @@ def make_disks(kind: str, path: Path) -> tuple[list[Path], list[str]]:
     mode).  (images, []) or ([], errors)."""
     if kind == "bcache":
         images = [path.with_suffix(".cache.img"), path.with_suffix(".backing.img")]
-        cmd = ["make-bcache", "--writeback", "-C", str(images[0]), "-B", str(images[1])]
+        # 64 KiB buckets: a cache needs more than 512 of them (cache_alloc())
+        cmd = ["make-bcache", "--writeback", "--bucket", "64k", "-C", str(images[0]),
+               "-B", str(images[1])]
         pkg = "bcache-tools"
     else:
         images = [path]
