@@ -22,7 +22,7 @@ from classify.tree import TreeError
 
 _CONVERTS = re.compile(r"^Converts: (\S+)\s*$", re.M)
 _SUBJECT = re.compile(r"^Subject: (?:\[[^]]*\] )?(.*)$", re.M)
-_DIFFSTAT = re.compile(r"^ (\S.*\|| \d+ files? changed)")
+_DIFFSTAT = re.compile(r"^ (\S.*\||\d+ files? changed)")
 _DIFF = re.compile(r"^diff --git a/(\S+) b/\S+$", re.M)
 
 
