@@ -119,8 +119,28 @@ def make_disks(kind: str, path: Path) -> tuple[list[Path], list[str]]:
     return images, []
 
 
+# OVMF (Debian's ovmf): the code read only, a copy of the variable store per boot
+OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE.fd")
+OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS.fd")
+
+
+def make_firmware(kind: str, vars_copy: Path) -> tuple[list[str], list[str]]:
+    """QEMU arguments for a scenario's `firmware` ("ovmf": UEFI, its variables in a
+    fresh copy of the store): (args, []) or ([], errors)."""
+    if kind != "ovmf":
+        return [], [f"unknown firmware {kind!r} (known: ovmf)"]
+    if not (OVMF_CODE.is_file() and OVMF_VARS.is_file()):
+        return [], [f"{OVMF_CODE} not found: apt-get install ovmf"]
+    vars_copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(OVMF_VARS, vars_copy)
+    return ["-drive", f"if=pflash,format=raw,readonly=on,file={OVMF_CODE}",
+            "-drive", f"if=pflash,format=raw,file={vars_copy}"], []
+
+
 def device_args(sc: Scenario, disks: list[Path]) -> list[str]:
     args: list[str] = []
+    for device in sc.devices:
+        args += ["-device", device]
     for disk in disks:
         args += ["-drive", f"file={disk},format=raw,if=virtio"]
     if sc.netdev:
@@ -138,8 +158,9 @@ def device_args(sc: Scenario, disks: list[Path]) -> list[str]:
 def evaluate_runtime(sc: Scenario, parsed: parse.ParsedLog, index: rt.SemIndex,
                      marked: frozenset[str]) -> Evaluation:
     """A runtime boot passes when it completed, its workload succeeded, and every report
-    names a semaphore that ran as a debug mutex in it (evidence, not a failure).  A
-    challenge that stays clean is a finding, reported by the runtime records."""
+    names a semaphore that ran as a debug mutex in it (evidence, not a failure) or is
+    one the scenario declares (a report about no semaphore, said why in the scenario).
+    A challenge that stays clean is a finding, reported by the runtime records."""
     problems: list[str] = []
     if parsed.verdict != "completed":
         problems.append(f"verdict {parsed.verdict}, expected completed")
@@ -148,7 +169,12 @@ def evaluate_runtime(sc: Scenario, parsed: parse.ParsedLog, index: rt.SemIndex,
         got = leaves.get(f"s2m-init/{step}")
         if got != "ok":
             problems.append(f"workload step {step}: {got or 'absent'}")
+    for exp in sc.reports:
+        if not any(exp.matches(r) for r in parsed.reports):
+            problems.append(f"missing expected report: {exp.kind} {exp.title!r}")
     for r in parsed.reports:
+        if any(exp.matches(r) for exp in sc.reports):
+            continue
         ids = rt.report_ids(runrecord.parse_report_dict(r), index)
         if not ids or any(i in marked for i in ids):
             problems.append(f"report not about a debug-mutex semaphore: {r.kind}: {r.title}"
@@ -220,6 +246,10 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
         arts.write(runrecord.variant_records(list(variants.values())), built)
         data = runrecord.derive(audit, arts.directory)
         save_record(data, record)
+    missing = unchallenged(data, scenarios, sems)
+    if missing:
+        log.warning("runtime: ran, but no scenario boots it unmarked (a challenge or a "
+                    "probe): %s", ", ".join(missing))
     times["boots"] = round(sum(v for k, v in times.items() if k.startswith("boots ")), 1)
     RUNTIME_DIR.mkdir(parents=True, exist_ok=True)
     (RUNTIME_DIR / "times.json").write_text(dumps(times))
@@ -274,8 +304,11 @@ def boot_one(sc: Scenario, v: Variant, source: Source, index: rt.SemIndex, initr
                           + v.errors[:20], fragments=FRAGMENTS)
     disks: list[Path] = []
     errors: list[str] = []
+    firmware: list[str] = []
     if sc.disk:
         disks, errors = make_disks(sc.disk, RUNTIME_DIR / "disks" / f"{name}.img")
+    if sc.firmware and not errors:
+        firmware, errors = make_firmware(sc.firmware, RUNTIME_DIR / "firmware" / f"{name}.fd")
     if errors:
         return BootResult(name, False, "not_booted", errors, fragments=FRAGMENTS)
     assert v.build is not None
@@ -283,7 +316,7 @@ def boot_one(sc: Scenario, v: Variant, source: Source, index: rt.SemIndex, initr
                                                          v.image))
     qmp = (RUNTIME_DIR / f"{name}.qmp") if sc.keys else None
     return boot_scenario(sc, kernel, initramfs, source, accel, out_dir,
-                         extra_args=tuple(device_args(sc, disks)), qmp=qmp,
+                         extra_args=tuple(firmware + device_args(sc, disks)), qmp=qmp,
                          evaluator=lambda s, p: evaluate_runtime(s, p, index, v.marked),
                          name=name)
 
@@ -291,6 +324,20 @@ def boot_one(sc: Scenario, v: Variant, source: Source, index: rt.SemIndex, initr
 def _config_ok():
     from qemu.config import ConfigResult
     return ConfigResult(ConfigStatus.SUCCESS, 0.0, skipped=True)
+
+
+def unchallenged(data: dict, scenarios: list[Scenario], sems: dict[str, dict]) -> list[str]:
+    """The semaphores the record says ran (a lock operation, a report, or a kernel that
+    did not build without them) and that no scenario boots unmarked: a counting or
+    completion one without its challenge, an unknown one without its probe.  A mutex
+    needs none: every kernel already runs it as a debug mutex."""
+    unmarked = {sc.variant.split(":", 1)[1] for sc in scenarios
+                if sc.variant.startswith("unmark:")}
+    ran = {sid for sid, rec in data.get("semaphores", {}).items()
+           if rec.get("status") in ("violated", "does-not-build-as-a-mutex")
+           or any(b.get("ops", 0) > 0 for b in rec.get("boots", []))}
+    return sorted(sid for sid in ran - unmarked
+                  if sems.get(sid, {}).get("class") != "mutex")
 
 
 def summary(results: list[BootResult], data: dict, about: dict[str, list[str]]) -> str:

@@ -29,6 +29,8 @@ add what the exercised subsystem needs, and which kernel variant they boot:
     netdev = true                  # a virtio-net NIC on an isolated user network
     usb_keyboard = true            # qemu-xhci + usb-kbd; `keys` presses through QMP
     keys = 16
+    devices = ["megasas"]          # more QEMU devices (-device VALUE each)
+    firmware = "ovmf"              # boot through OVMF (UEFI) instead of SeaBIOS
     memory = 512
     repeat = 5                     # boot it 5 times: a report that depends on timing
 
@@ -90,6 +92,8 @@ class Scenario:
     netdev: bool = False           # runtime: a virtio-net NIC (isolated user network)
     usb_keyboard: bool = False     # runtime: qemu-xhci + usb-kbd
     keys: int = 0                  # runtime: key presses sent through QMP
+    devices: tuple[str, ...] = ()  # runtime: more QEMU devices (-device VALUE each)
+    firmware: str = ""             # runtime: "ovmf": UEFI firmware instead of SeaBIOS
     memory: int = 256              # MiB
     silence: float = 0.0           # > 0: so many seconds without console output = hang
     repeat: int = 1                # runtime: boots of the same kernel and workload
@@ -140,6 +144,7 @@ def scenario_from_dict(name: str, data: dict) -> Scenario:
         about=tuple(data.get("about", [])), disk=str(data.get("disk", "")),
         netdev=bool(data.get("netdev", False)),
         usb_keyboard=bool(data.get("usb_keyboard", False)), keys=int(data.get("keys", 0)),
+        devices=tuple(data.get("devices", [])), firmware=str(data.get("firmware", "")),
         memory=int(data.get("memory", 256)), silence=float(data.get("silence", 0)),
         repeat=int(data.get("repeat", 1)),
         arch_reports={arch: (str(over.get("why", "")), _reports(over.get("reports", [])))

@@ -2,6 +2,7 @@
 key presses, the mutex_debug warnings in the parser, the variants (made by the marking
 mechanism, spatch on a small kernel tree), the devices and the evaluation of a runtime boot."""
 
+import dataclasses
 import json
 import os
 import shutil
@@ -317,6 +318,27 @@ def test_device_args_and_slug():
     assert [a for a in two if a.startswith("file=")] == [
         "file=/c.img,format=raw,if=virtio", "file=/b.img,format=raw,if=virtio"]
     assert runtime.slug("unmark:" + IC) == "unmark-fs-xfs-xfs_log_priv.h-xlog_in_core.ic_sema"
+    scsi = runtime.device_args(load_scenario("runtime-megasas"), [])
+    assert scsi[:2] == ["-device", "megasas"]
+
+
+def test_make_firmware(tmp_path, monkeypatch):
+    code, store = tmp_path / "CODE.fd", tmp_path / "VARS.fd"
+    monkeypatch.setattr(runtime, "OVMF_CODE", code)
+    monkeypatch.setattr(runtime, "OVMF_VARS", store)
+    args, errors = runtime.make_firmware("ovmf", tmp_path / "boot" / "vars.fd")
+    assert not args and errors == [f"{code} not found: apt-get install ovmf"]
+    code.write_bytes(b"code")
+    store.write_bytes(b"vars")
+    args, errors = runtime.make_firmware("ovmf", tmp_path / "boot" / "vars.fd")
+    # the code read only, the variables a copy of the store: a boot cannot change OVMF's
+    assert not errors and args == [
+        "-drive", f"if=pflash,format=raw,readonly=on,file={code}",
+        "-drive", f"if=pflash,format=raw,file={tmp_path / 'boot' / 'vars.fd'}"]
+    assert (tmp_path / "boot" / "vars.fd").read_bytes() == b"vars"
+    assert runtime.make_firmware("uboot", tmp_path / "x.fd") == (
+        [], ["unknown firmware 'uboot' (known: ovmf)"])
+    assert load_scenario("runtime-efi").firmware == "ovmf"
 
 
 LOG = """KTAP version 1
@@ -534,3 +556,117 @@ def test_a_trust_variant_that_does_not_build_fails_its_boots_by_name():
                            Path("/nonexistent"), "tcg")
     assert not res.passed and res.verdict == "not_built"
     assert res.problems[0] == "variant trust did not build:" and "xfs_trace.h:431" in res.problems[1]
+
+
+def test_every_semaphore_that_ran_has_its_challenge_or_probe():
+    """The committed record against the scenarios: each semaphore that ran in the trust
+    kernel is booted unmarked too (issue 17), and the check catches one that is not."""
+    from qemu.scenarios import list_scenarios
+    audit = json.loads((runtime.audit_path("6.1.192")).read_text())
+    sems = {s["id"]: s for s in audit["semaphores"]}
+    data = json.loads((runtime.audit_path("6.1.192").parent / "runtime.json").read_text())
+    scs = [load_scenario(n) for n in list_scenarios()]
+    scs = [sc for sc in scs if sc.set == "runtime"]
+    assert runtime.unchallenged(data, scs, sems) == []
+    netpoll = "include/linux/netpoll.h:netpoll_info.dev_lock"
+    without = [sc for sc in scs if sc.variant != "unmark:" + netpoll]
+    assert runtime.unchallenged(data, without, sems) == [netpoll]
+    # a mutex needs none: the trust kernel already runs it as a debug mutex
+    as_mutex = dict(sems, **{netpoll: dict(sems[netpoll], **{"class": "mutex"})})
+    assert runtime.unchallenged(data, without, as_mutex) == []
+
+
+BCACHE_SPLAT = """
+======================================================
+WARNING: possible circular locking dependency detected
+6.1.192+ #1 Not tainted
+------------------------------------------------------
+kworker/0:2/32 is trying to acquire lock:
+ffff9d208293f5a8 ((wq_completion)bcache_gc){+.+.}-{0:0}, at: __flush_workqueue+0x82/0x3a9
+
+but task is already holding lock:
+ffffffff8a99fd00 (&bch_register_lock){+.+.}-{3:3}, at: cache_set_free+0x2b/0x121
+
+which lock already depends on the new lock.
+
+
+the existing dependency chain (in reverse order) is:
+
+-> #2 (&bch_register_lock){+.+.}-{3:3}:
+       __mutex_lock+0xae/0x291
+       mutex_lock_nested+0x16/0x18
+       cached_dev_free+0x59/0x147
+       process_one_work+0x1db/0x310
+       worker_thread+0x188/0x253
+       kthread+0xbe/0xc6
+       ret_from_fork+0x1f/0x30
+
+-> #1 ((work_completion)(&cl->work)#3){+.+.}-{0:0}:
+       process_one_work+0x1a5/0x310
+       worker_thread+0x188/0x253
+       kthread+0xbe/0xc6
+       ret_from_fork+0x1f/0x30
+
+-> #0 ((wq_completion)bcache_gc){+.+.}-{0:0}:
+       __lock_acquire+0xe74/0x11dd
+       lock_acquire+0xd1/0x1f0
+       __flush_workqueue+0xa2/0x3a9
+       drain_workqueue+0x54/0x119
+       destroy_workqueue+0x33/0x1d5
+       cache_set_free+0x92/0x121
+       process_one_work+0x1db/0x310
+       worker_thread+0x188/0x253
+       kthread+0xbe/0xc6
+       ret_from_fork+0x1f/0x30
+
+other info that might help us debug this:
+
+Chain exists of:
+  (wq_completion)bcache_gc --> (work_completion)(&cl->work)#3 --> &bch_register_lock
+
+ Possible unsafe locking scenario:
+
+       CPU0                    CPU1
+       ----                    ----
+  lock(&bch_register_lock);
+                               lock((work_completion)(&cl->work)#3);
+                               lock(&bch_register_lock);
+  lock((wq_completion)bcache_gc);
+
+ *** DEADLOCK ***
+
+3 locks held by kworker/0:2/32:
+ #0: ffff9d2080147ad8 ((wq_completion)events){+.+.}-{0:0}, at: process_one_work+0x16d/0x310
+ #1: ffff9d209f867e80 ((work_completion)(&cl->work)#3){+.+.}-{0:0}, at: process_one_work+0x16d/0x310
+ #2: ffffffff8a99fd00 (&bch_register_lock){+.+.}-{3:3}, at: cache_set_free+0x2b/0x121
+
+stack backtrace:
+CPU: 0 PID: 32 Comm: kworker/0:2 Not tainted 6.1.192+ #1 
+Workqueue: events cache_set_free
+Call Trace:
+ <TASK>
+ dump_stack_lvl+0x52/0x62
+ dump_stack+0x10/0x12
+ print_circular_bug+0x228/0x237
+ check_noncircular+0xac/0xbe
+ __lock_acquire+0xe74/0x11dd
+ lock_acquire+0xd1/0x1f0
+"""
+
+
+def test_evaluate_runtime_accepts_only_the_reports_a_scenario_declares():
+    """runtime-bcache-gc declares the bcache lockdep report its reboot prints (about no
+    semaphore): with it the trust boot passes, without it the declared report is
+    missing, and any other report about no semaphore still fails the boot."""
+    index = rt.build_index([])
+    sc = load_scenario("runtime-bcache-gc")
+    log = LOG.replace("runtime-xfs", sc.name).replace("workload:xfs", "workload:bcachegc")
+    with_splat = parse_log(log.format(report="") + BCACHE_SPLAT)
+    assert with_splat.reports and runtime.evaluate_runtime(sc, with_splat, index,
+                                                           frozenset()).passed
+    ev = runtime.evaluate_runtime(sc, parse_log(log.format(report="")), index, frozenset())
+    assert ev.problems == ["missing expected report: circular_locking "
+                           "'possible circular locking dependency detected'"]
+    other = dataclasses.replace(sc, reports=())
+    ev = runtime.evaluate_runtime(other, with_splat, index, frozenset())
+    assert not ev.passed and "report not about a debug-mutex semaphore" in ev.problems[0]
