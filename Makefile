@@ -36,7 +36,7 @@ ARM64_BOOT_PACKAGES := libc6-dev-arm64-cross qemu-system-arm
 # Everything the project runs, from Debian's archive.  Nothing else is needed.
 DEB_PACKAGES := bc binutils bison busybox-static ccache coccinelle cpio flex gcc \
 	git libelf-dev libssl-dev linux-source-6.1 linux-source-6.12 make perl python3 python3-pytest \
-	python3-pytest-xdist qemu-system-x86 sparse xz-utils xfsprogs btrfs-progs bcache-tools \
+	python3-pytest-xdist qemu-system-x86 sparse xz-utils xfsprogs btrfs-progs bcache-tools ovmf \
 	distcc $(CROSS_PACKAGES) $(ARM64_BOOT_PACKAGES)
 # The arm64 initramfs' busybox: Debian's busybox-static:arm64, unpacked (not installed).
 ARM64_BUSYBOX := $(WORK)/arm64/busybox
