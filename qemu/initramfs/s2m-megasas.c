@@ -4,7 +4,7 @@
  * through the megaraid_sas management ioctl MEGASAS_IOC_FIRMWARE (drivers/scsi/megaraid,
  * megasas_instance.ioctl_sem): megasas_mgmt_ioctl_fw() takes the adapter's ioctl_sem
  * around megasas_mgmt_fw_ioctl() and gives it back once the firmware (QEMU's
- * megasas-gen2) has answered.  The node of the "megaraid_sas_ioctl" character device
+ * megasas, an LSI MegaRAID SAS 1078) has answered.  The node of the "megaraid_sas_ioctl" character device
  * (dynamic major, from /proc/devices) is made afresh.  HOST is the SCSI host number
  * the driver looks the adapter up by (default: the first host whose proc_name is
  * megaraid_sas, else 0).  Prints KTAP diagnostic lines; exits 0 when every command

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * s2m-rxrpc: one AF_RXRPC call on loopback (net/rxrpc, rxrpc_call_limiter).
- * A server socket listens on 127.0.0.1:7001 for service 1234 and charges its accept
+ * A server socket listens on 127.0.0.1:7101 for service 1234 and charges its accept
  * pool; a client socket makes one call to it (rxrpc_new_client_call() takes a slot of
  * rxrpc_call_limiter, the release of the call gives it back), the server answers.
  * Needs `lo` up.  Prints KTAP diagnostic lines; exits 0 when the reply arrived.
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #define SERVICE 1234
-#define PORT 7001
+#define PORT 7101	/* not 7001: kAFS's cache manager listens there */
 
 static void addr(struct sockaddr_rxrpc *srx, int port)
 {
