@@ -670,3 +670,45 @@ def test_evaluate_runtime_accepts_only_the_reports_a_scenario_declares():
     other = dataclasses.replace(sc, reports=())
     ev = runtime.evaluate_runtime(other, with_splat, index, frozenset())
     assert not ev.passed and "report not about a debug-mutex semaphore" in ev.problems[0]
+
+
+def test_evaluate_runtime_a_challenge_may_expect_a_hang():
+    """smscufx's challenge deadlocks its probe (a recursive debug mutex), and the reboot
+    waits for it: the harness's hang is what the scenario expects, not a failure."""
+    sems = [{"id": IC, "class": "counting", "declared": {"path": "fs/xfs/xfs_log_priv.h",
+             "line": 204, "kind": "member"},
+             "init": [{"path": "fs/xfs/xfs_log.c", "line": 1639}], "ops": []}]
+    index = rt.build_index(sems)
+    hung = parse_log(LOG.format(report="").replace(
+        "s2m-harness: qemu exited with status 0 after 20.0 s",
+        "s2m-harness: timeout after 300 s, killed qemu after 300.1 s"))
+    assert hung.verdict == "hang"
+    sc = load_scenario("runtime-xfs")
+    ev = runtime.evaluate_runtime(sc, hung, index, frozenset())
+    assert "verdict hang, expected completed" in ev.problems
+    expecting = load_scenario("runtime-smscufx-challenge")
+    assert expecting.verdict == "hang"
+    hang_only = tuple(r for r in expecting.reports if r.kind == "hang")
+    ev = runtime.evaluate_runtime(dataclasses.replace(sc, verdict="hang", reports=hang_only),
+                                  hung, index, frozenset())
+    assert ev.passed, ev.problems
+
+
+def test_the_committed_runtime_boots_pass_their_scenarios():
+    """Each console log of the committed run, evaluated again against its scenario as it
+    stands now: an expectation changed after the run (a challenge that hangs, one that
+    breaks its own workload) is held to the real logs, not only to made-up ones."""
+    record = runtime.audit_path("6.1.192").parent / "runtime"
+    run = json.loads((record / "run.json").read_text())
+    audit = json.loads(runtime.audit_path("6.1.192").read_text())
+    index = rt.build_index(audit["semaphores"])
+    trust = set(run["variants"]["trust"]["marked"])
+    failed = []
+    for boot in [b for b in run["boots"] if b.get("log")]:
+        unmarked = boot["variant"].split(":", 1)[1:]
+        parsed = parse_log((record / boot["log"]).read_text(errors="replace"))
+        ev = runtime.evaluate_runtime(load_scenario(boot["scenario"]), parsed, index,
+                                      frozenset(trust - set(unmarked)))
+        if not ev.passed:
+            failed.append((boot["name"], ev.problems))
+    assert len(run["boots"]) > 100 and failed == []
