@@ -43,7 +43,7 @@ from qemu.build import BuildRequest, BuildResult, BuildStatus, build
 from qemu.common import DEFAULT_KERNEL, PROJECT_DIR, WORK_DIR, Timer, dumps
 from qemu.config import ConfigRequest, ConfigStatus, configure
 from qemu.rootfs import InitramfsRequest, InitramfsStatus, make_initramfs
-from qemu.scenarios import Evaluation, Scenario
+from qemu.scenarios import Evaluation, Scenario, match_expected
 from qemu.source import Source, prepare_source
 from qemu.variants import TREE, Variant, checkout, make_variants, plan_variants
 
@@ -173,12 +173,9 @@ def evaluate_runtime(sc: Scenario, parsed: parse.ParsedLog, index: rt.SemIndex,
         if got != want:
             problems.append(f"workload step {step}: {got or 'absent'}"
                             + ("" if want == "ok" else f", expected {want}"))
-    for exp in sc.reports:
-        if not any(exp.matches(r) for r in parsed.reports):
-            problems.append(f"missing expected report: {exp.kind} {exp.title!r}")
-    for r in parsed.reports:
-        if any(exp.matches(r) for exp in sc.reports):
-            continue
+    missing, undeclared = match_expected(sc, parsed.reports)
+    problems += missing
+    for r in undeclared:
         ids = rt.report_ids(runrecord.parse_report_dict(r), index)
         if not ids or any(i in marked for i in ids):
             problems.append(f"report not about a debug-mutex semaphore: {r.kind}: {r.title}"

@@ -185,22 +185,29 @@ def console_problems(sc: Scenario, lines: list[str]) -> list[str]:
             if not any(want in ln for ln in lines)]
 
 
+def match_expected(sc: Scenario, reports: list[Report]) -> tuple[list[str], list[Report]]:
+    """(a problem per expected report that is missing, the reports no expected one
+    matches).  A report the scenario expects may repeat (e.g. one per CPU); only other
+    kinds are unexpected."""
+    missing: list[str] = []
+    unmatched = list(reports)
+    for exp in sc.reports:
+        hit = next((r for r in unmatched if exp.matches(r)), None)
+        if hit is None:
+            missing.append(f"missing expected report: {exp.kind} {exp.title!r}")
+        else:
+            unmatched.remove(hit)
+    return missing, [r for r in unmatched if not any(e.matches(r) for e in sc.reports)]
+
+
 def evaluate(sc: Scenario, parsed: ParsedLog) -> Evaluation:
     problems: list[str] = []
     if parsed.verdict != sc.verdict:
         problems.append(f"verdict {parsed.verdict}, expected {sc.verdict}")
-    unmatched = list(parsed.reports)
-    for exp in sc.reports:
-        hit = next((r for r in unmatched if exp.matches(r)), None)
-        if hit is None:
-            problems.append(f"missing expected report: {exp.kind} {exp.title!r}")
-        else:
-            unmatched.remove(hit)
-    # A report the scenario expects may repeat (e.g. one per CPU); only other kinds are
-    # unexpected.
-    for r in unmatched:
-        if not any(e.matches(r) for e in sc.reports):
-            problems.append(f"unexpected report: {r.kind}: {r.title} (line {r.line})")
+    missing, unexpected = match_expected(sc, parsed.reports)
+    problems += missing
+    for r in unexpected:
+        problems.append(f"unexpected report: {r.kind}: {r.title} (line {r.line})")
     leaves = {path: st for doc in parsed.ktap for path, st in doc.leaves()}
     for path, want in sorted(sc.ktap.items()):
         got = leaves.get(path)
