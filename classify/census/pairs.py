@@ -6,8 +6,12 @@ path of its function); a *releaser* gives back what its caller holds (an up()
 in a function that never takes it).  Together they are a lock held across two
 calls when every use of each is paired on one task:
 
-* a caller calls the taker and, later in its body, a releaser or up() itself;
-  a caller of a releaser has taken the semaphore earlier in its body;
+* a caller calls the taker and, later in its body, a releaser or up() itself,
+  on every way out after the take (``census.exits.held_exit``: a return, a goto
+  past the release, a break out of the loop around the take, the end of the
+  function; a release in an error branch closes that branch only); a caller of
+  a releaser has taken the semaphore earlier in its body, on every path to the
+  release (``taken_before``);
 * a caller that takes and does not release afterwards returns holding it: it
   is a taker too, and the proof goes on at its own callers (and the same for a
   releaser), to any depth;
@@ -16,13 +20,17 @@ calls when every use of each is paired on one task:
   and reset_done);
 * one callback that takes or gives back by an on/off argument, stored in a field
   whose callers call it with 1 and then 0 (``contexts.FLAG_FIELDS``:
-  i2c_gate_ctrl).
+  i2c_gate_ctrl): the calls of the storing file that turn it on turn it off on
+  every way out of their function (``gate_left_open``; em28xx's probe jumped to
+  kfree() with the gate open), the callers elsewhere are taken on the field's
+  convention.
 
 Anything else fails the proof, with the reason: a taker or releaser stored in a
 field of unknown use, registered as a callback of its own (a work item, a timer,
-an interrupt handler), callers not all found.  A taker stored in an ops table
-that a system call enters (``contexts.SYSCALL_STRUCTS``) returns to user space
-holding the semaphore, which a mutex may not do: that is recorded apart.
+an interrupt handler), callers not all found; a way out that leaves it held comes
+first (file:line) when it made its function a taker.  A taker stored in an ops
+table that a system call enters (``contexts.SYSCALL_STRUCTS``) returns to user
+space holding the semaphore, which a mutex may not do: that is recorded apart.
 Exported functions are proven for their callers in the tree.
 """
 
@@ -36,6 +44,9 @@ from dataclasses import dataclass, field
 from classify.census.callgraph import CallGraph, Node, Ref
 from classify.census.contexts import (FLAG_FIELDS, PAIRED_FIELDS, SYSCALL_STRUCTS,
                                       registration_context)
+from classify.census.exits import (exit_on, gate_left_open, guarded_alike, held_exit,
+                                   taken_before)
+from classify.census.model import ACQUIRE
 
 MAX_ROUNDS = 12
 MAX_EVIDENCE = 10
@@ -68,142 +79,32 @@ def _calls(graph: CallGraph, node: Node) -> list[Ref]:
     return out
 
 
-_EXIT_RX = re.compile(r"\breturn\b|\bgoto\s+(\w+)")
-_LABEL_RX = r"^[ \t]*{}[ \t]*:(?!:)"
-_ANY_LABEL_RX = re.compile(r"^[ \t]*(?!default\b)[A-Za-z_]\w*[ \t]*:(?!:)", re.M)
-_ASSIGN_RX = re.compile(r"\s*(?:\w+\s+)*\**\s*(\w+)\s*=[^=]")
-
-
-@functools.lru_cache(maxsize=64)
-def _line_starts(text: str) -> list[int]:
-    return [0] + [m.end() for m in re.finditer("\n", text)]
-
-
-def _body_end(text: str, pos: int) -> int:
-    """The end of the statement that starts at pos: a braced block or up to ';'."""
-    while pos < len(text) and text[pos].isspace():
-        pos += 1
-    if pos < len(text) and text[pos] == "{":
-        depth = 0
-        for i in range(pos, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            if depth == 0:
-                return i + 1
-        return len(text)
-    end = text.find(";", pos)
-    return len(text) if end < 0 else end + 1
-
-
-def _if_body(text: str, pos: int) -> tuple[int, int] | None:
-    """(start, end) of the body of the `if (...)` that starts at pos, or None."""
-    m = re.compile(r"\s*(?:\}\s*else\s+)?if\s*\(").match(text, pos)
-    if not m:
-        return None
-    depth, i = 1, m.end()
-    while i < len(text) and depth:
-        depth += {"(": 1, ")": -1}.get(text[i], 0)
-        i += 1
-    return i, _body_end(text, i)
-
-
-def _failure_branch(text: str, starts: list[int], line: int) -> tuple[int, int] | None:
-    """The branch taken when the call on line fails: the body of `if (call(...))`
-    on that line, or of the `if (v)` right after `v = call(...);`."""
-    at = starts[line - 1]
-    body = _if_body(text, at)
-    if body is not None:
-        return body
-    m = _ASSIGN_RX.match(text, at)
-    if not m:
-        return None
-    end = text.find(";", at)
-    nxt = _if_body(text, end + 1) if end >= 0 else None
-    if nxt is None:
-        return None
-    cond = text[end + 1:nxt[0]]
-    return nxt if re.search(rf"\b{re.escape(m.group(1))}\b", cond) else None
-
-
-def falls_through(text: str, take: int, give: int) -> bool:
-    """Whether every path from the take on line `take` that does not fail it
-    reaches line `give` of the same function body: no return, and no goto to a
-    label outside the two lines, except in the take's failure branch; and no label
-    in between that a path which never took it could jump to."""
-    if give <= take:
-        return False
-    starts = _line_starts(text)
-    if give > len(starts):
-        return False
-    a, b = starts[take] if take < len(starts) else len(text), starts[give - 1]
-    region = text[a:b]
-    failed = _failure_branch(text, starts, take)
-    for m in _EXIT_RX.finditer(region):
-        if failed and failed[0] <= a + m.start() < failed[1]:
-            continue
-        label = m.group(1)
-        if label and re.search(_LABEL_RX.format(label), region, re.M):
-            continue
-        return False
-    return True
-
-
-def _guard(text: str, starts: list[int], line: int) -> str:
-    """The condition of the `if (...)` that governs the statement on line alone
-    (`if (c)` on the line before, or `if (c) call();`), normalised; "" if none."""
-    here = text[starts[line - 1]:starts[line] if line < len(starts) else len(text)]
-    before = text[starts[line - 2]:starts[line - 1]] if line > 1 else ""
-    for cand in (here, before):
-        m = re.match(r"\s*if\s*\((.*)\)\s*(?:\w+\s*\(.*\)\s*;)?\s*$", cand)
-        if m:
-            return re.sub(r"\s+", "", m.group(1))
-    return ""
-
-
-def guarded_alike(text: str, take: int, gives: list[int]) -> bool:
-    """`if (c) down(E); ... if (c) up(E);`: the take on line take and a later
-    release under the same condition, whose variables are not assigned in between
-    (hisi_sas' `if (!timeout->rst_ha_timeout)`): released whenever it was taken."""
-    starts = _line_starts(text)
-    if take < 2 or take > len(starts):
-        return False
-    cond = _guard(text, starts, take)
-    if not cond:
-        return False
-    names = set(re.findall(r"[A-Za-z_]\w*", cond))
-    for give in sorted(g for g in gives if take < g <= len(starts)):
-        if _guard(text, starts, give) != cond:
-            continue
-        between = text[starts[take]:starts[give - 1]]
-        if not any(re.search(rf"\b{n}\s*(?:[-+*/|&^]?=(?!=)|\+\+|--)", between)
-                   for n in names) and falls_through(text, take, give):
-            return True
-    return False
-
-
-def _no_label_between(text: str, take: int, give: int) -> bool:
-    starts = _line_starts(text)
-    if give <= take or give > len(starts):
-        return False
-    return not _ANY_LABEL_RX.search(text[starts[take - 1]:starts[give - 1]])
-
-
 @dataclass
 class _Sites:
     """Per caller, the lines where the semaphore is taken and given back: its own
-    down()/up() and its calls to takers and releasers."""
+    down()/up() and its calls to takers and releasers; names: the functions called
+    there, to find the calls on those lines."""
     takes: dict[Node, list[int]]
     gives: dict[Node, list[int]]
     source: Callable[[str], str]
+    names: frozenset[str] = frozenset()
 
-    def closed_after(self, caller: Node, line: int) -> int:
+    def closed_after(self, caller: Node, line: int) -> tuple[int, int]:
+        """(the line of the release that every path after the take on line passes,
+        0), or (0, the first way out that passes none, or 0 when the caller gives
+        nothing back after line: then it returns holding it by design)."""
         text = self.source(caller[0])
-        return next((x for x in sorted(self.gives.get(caller, ()))
-                     if falls_through(text, line, x)), 0)
+        gives = sorted(x for x in self.gives.get(caller, ()) if x >= line)
+        close, leak = held_exit(text, line, gives, self.names)
+        # a function that both takes and gives back, called on line: not a release
+        # after the take, and nothing that an exit skips
+        return close, (leak if gives and gives[-1] > line else 0)
 
     def opened_before(self, caller: Node, line: int) -> int:
+        """The line of the take that every path to the release on line passes."""
         text = self.source(caller[0])
         return next((x for x in sorted(self.takes.get(caller, ()), reverse=True)
-                     if falls_through(text, x, line) and _no_label_between(text, x, line)), 0)
+                     if taken_before(text, x, line, self.names)), 0)
 
 
 def _sites(graph: CallGraph, takers: set[Node], releasers: set[Node],
@@ -215,14 +116,19 @@ def _sites(graph: CallGraph, takers: set[Node], releasers: set[Node],
         for node in nodes:
             for ref in _calls(graph, node):
                 into.setdefault((ref.path, ref.caller), []).append(ref.line)
-    return _Sites(takes, gives, source)
+    names = frozenset(n[1] for n in takers | releasers) | frozenset(ACQUIRE) | {"up"}
+    return _Sites(takes, gives, source, names)
 
 
 def _climb(graph: CallGraph, takers: set[Node], releasers: set[Node],
            downs: dict[Node, list[int]], ups: dict[Node, list[int]],
-           source: Callable[[str], str], chain: list[str]) -> tuple[set[Node], set[Node]]:
+           source: Callable[[str], str], chain: list[str],
+           leaks: dict[Node, str]) -> tuple[set[Node], set[Node]]:
     """Takers and releasers, with every caller that returns holding (or gives back
-    for its own caller) added, until nothing changes."""
+    for its own caller) added, until nothing changes.  leaks: for a caller that
+    releases after the take but has a way out that skips the release (a goto past
+    the unwind label), that exit; and the same for the callers it makes takers, so
+    that a proof failing further up names where it began."""
     t, r = set(takers), set(releasers)
     for _ in range(MAX_ROUNDS):
         sites = _sites(graph, t, r, downs, ups, source)
@@ -231,12 +137,18 @@ def _climb(graph: CallGraph, takers: set[Node], releasers: set[Node],
         for node in sorted(t):
             for ref in _calls(graph, node):
                 caller = (ref.path, ref.caller)
-                after = sites.closed_after(caller, ref.line)
+                after, leak = sites.closed_after(caller, ref.line)
                 if after:
                     steps.append(f"{ref.path}:{ref.line} {ref.caller}() calls {node[1]}() "
                                  f"and gives it back at line {after}")
-                else:
-                    t2.add(caller)
+                    continue
+                t2.add(caller)
+                if leak:
+                    leaks[caller] = (f"{ref.path}:{leak} {exit_on(source(ref.path), leak)} "
+                                     f"after {node[1]}() at :{ref.line} leaves "
+                                     f"{ref.caller}() holding it")
+                elif node in leaks:
+                    leaks.setdefault(caller, leaks[node])
         for node in sorted(r):
             for ref in _calls(graph, node):
                 caller = (ref.path, ref.caller)
@@ -269,7 +181,7 @@ def _stored_in(graph: CallGraph, nodes: set[Node], fld: str, struct: str) -> Nod
 
 
 def _stored(graph: CallGraph, node: Node, ref: Ref, t: set[Node], r: set[Node],
-            ups: dict[Node, list[int]]) -> tuple[str, str]:
+            ups: dict[Node, list[int]], source: Callable[[str], str]) -> tuple[str, str]:
     """A taker's or releaser's store into a field: ("ok", evidence) when the field's
     protocol pairs it on one task, else ("user", why) or ("no", why)."""
     struct, fld = _field_of(ref)
@@ -279,7 +191,7 @@ def _stored(graph: CallGraph, node: Node, ref: Ref, t: set[Node], r: set[Node],
                         "returns holding the semaphore: it is held across the return to "
                         "user space")
     if fld in FLAG_FIELDS and node in t and node in ups:
-        return "ok", f"{at} {name}() is {fld}, taking on 1 and giving back on 0: {FLAG_FIELDS[fld]}"
+        return _flag_stored(at, name, fld, ref.path, source)
     for (s, first, second), why in PAIRED_FIELDS.items():
         if struct and struct != s:
             continue
@@ -295,6 +207,24 @@ def _stored(graph: CallGraph, node: Node, ref: Ref, t: set[Node], r: set[Node],
                   "with what, is not known")
 
 
+def _flag_stored(at: str, name: str, fld: str, path: str,
+                 source: Callable[[str], str]) -> tuple[str, str]:
+    """An on/off callback stored in fld at `at` (path:line): paired when every call
+    of the storing file that turns it on turns it off again before leaving its
+    function (em28xx's probe opened the gate and jumped to kfree() on an error);
+    the calls elsewhere (tuner drivers, the DVB core) are taken on the field's
+    protocol, FLAG_FIELDS."""
+    why, ons = gate_left_open(path, source(path), fld)
+    if why:
+        return "no", f"{why}: the semaphore {name}() takes on 1 stays held"
+    base = path.rsplit("/", 1)[-1]
+    mine = (f"every {fld}(..., 1) of {base} is followed by {fld}(..., 0) on each way out "
+            f"of its function (:{', :'.join(map(str, ons))})" if ons else
+            f"{base} does not call it with 1 itself")
+    return "ok", (f"{at} {name}() is {fld}, taking on 1 and giving back on 0; {mine}; "
+                  f"{FLAG_FIELDS[fld]}")
+
+
 def prove_pairing(graph: CallGraph, takers: dict[Node, list[int]], releasers: set[Node],
                   downs: dict[Node, list[int]], ups: dict[Node, list[int]],
                   source: Callable[[str], str]) -> Pairing:
@@ -306,29 +236,31 @@ def prove_pairing(graph: CallGraph, takers: dict[Node, list[int]], releasers: se
     chain: list[str] = []
     takers = {n for n, lines in takers.items()
               if not all(guarded_alike(source(n[0]), x, ups.get(n, [])) for x in lines)}
-    t, r = _climb(graph, takers, releasers, downs, ups, source, chain)
+    leaks: dict[Node, str] = {}
+    t, r = _climb(graph, takers, releasers, downs, ups, source, chain, leaks)
     out = Pairing(True, chain)
     for node in sorted(t | r):
+        fail = functools.partial(_fail, out, leak=leaks.get(node, "") if node in t else "")
         if node in graph.open_ends:
-            return _fail(out, graph.open_ends[node])
+            return fail(graph.open_ends[node])
         refs = [x for x in graph.refs.get(node, []) if not x.detail.startswith("EXPORT_SYMBOL")]
         if not refs:
-            return _fail(out, f"{node[0]}: no caller of {node[1]}() found"
-                         + (" in the tree (it is exported)" if _exported(graph, node) else ""))
+            return fail(f"{node[0]}: no caller of {node[1]}() found"
+                        + (" in the tree (it is exported)" if _exported(graph, node) else ""))
         for ref in refs:
             if ref.kind == "arg" and registration_context(*_passer(ref)):
-                return _fail(out, f"{ref.path}:{ref.line} {node[1]}() is registered with "
-                             f"{_passer(ref)[0]}(): it runs on a task of its own")
+                return fail(f"{ref.path}:{ref.line} {node[1]}() is registered with "
+                            f"{_passer(ref)[0]}(): it runs on a task of its own")
             if ref.kind in ("field", "store"):
-                status, text = _stored(graph, node, ref, t, r, ups)
+                status, text = _stored(graph, node, ref, t, r, ups, source)
                 if status == "user":
                     out.user_return = out.user_return or text
                 if status != "ok":
-                    return _fail(out, text)
+                    return fail(text)
                 chain.append(text)
             elif not ref.caller:
-                return _fail(out, f"{ref.path}:{ref.line} {node[1]}() is named at file "
-                             "scope: its use is not known")
+                return fail(f"{ref.path}:{ref.line} {node[1]}() is named at file "
+                            "scope: its use is not known")
         if _exported(graph, node):
             chain.append(f"{node[1]}() is exported by {node[0]}: its callers in the tree "
                          "were followed")
@@ -366,6 +298,9 @@ def _exported(graph: CallGraph, node: Node) -> bool:
     return any(" is exported:" in hop for _, hop in graph.roots.get(node, ()))
 
 
-def _fail(out: Pairing, why: str) -> Pairing:
-    out.ok, out.why_not = False, why
+def _fail(out: Pairing, why: str, leak: str = "") -> Pairing:
+    """The proof fails with why; leak, the way out that made the failing function
+    a taker, comes first: that is where it is held, the rest is why no caller was
+    proven to release it."""
+    out.ok, out.why_not = False, f"{leak}; {why}" if leak else why
     return out
