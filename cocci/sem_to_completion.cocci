@@ -39,11 +39,9 @@
 /// function other than the semaphore API, any other use, or a member access
 /// whose base type spatch cannot infer.
 ///
-/// The include: as sem_to_mutex, with <linux/completion.h>: when the file
-/// includes <linux/semaphore.h> and no semaphore is left, that include becomes
-/// <linux/completion.h> (or goes, when that is already included); when other
-/// semaphores remain, <linux/completion.h> is added unless present; a file
-/// that does not include <linux/semaphore.h> itself is left alone.
+/// The includes are left alone, as in sem_to_mutex: sem2mutex adds
+/// <linux/completion.h> where the completion is declared and drops
+/// <linux/semaphore.h> where no semaphore is left (classify/convert/finish.py).
 /// Known limits: a struct declared in a header is converted only when the
 /// header is among the files spatch is given; a global shadowed by a local of
 /// the same name is not detected.
@@ -601,64 +599,3 @@ position p : script:python() { s2m_go(p) };
 
 - DEFINE_SEMAPHORE@p(x, 0);
 + DECLARE_COMPLETION(x);
-
-// The include, seen after the conversion: is any semaphore left?
-@s2m_left_op depends on patch@
-identifier op = {sema_init, down, down_interruptible, down_killable,
-                 down_trylock, down_timeout, up};
-@@
-
-op(...)
-
-@s2m_left_decl depends on patch@
-declarer name DEFINE_SEMAPHORE;
-identifier tag, m, v;
-@@
-
-(
-DEFINE_SEMAPHORE(...);
-|
-struct semaphore v;
-|
-struct semaphore *v;
-|
-struct tag { ... struct semaphore m; ... };
-|
-struct tag { ... struct semaphore m; ... } v;
-|
-struct tag { ... struct semaphore *m; ... };
-|
-struct tag { ... struct semaphore *m; ... } v;
-)
-
-@s2m_left_param depends on patch@
-identifier f, v;
-type R;
-@@
-
-R f(..., struct semaphore *v, ...) { ... }
-
-@s2m_has_completion_h depends on patch@
-@@
-
-#include <linux/completion.h>
-
-@depends on patch && (s2m_ops || s2m_decl || s2m_def) && !s2m_left_op &&
-  !s2m_left_decl && !s2m_left_param && !s2m_has_completion_h@
-@@
-
-- #include <linux/semaphore.h>
-+ #include <linux/completion.h>
-
-@depends on patch && (s2m_ops || s2m_decl || s2m_def) && !s2m_left_op &&
-  !s2m_left_decl && !s2m_left_param && s2m_has_completion_h@
-@@
-
-- #include <linux/semaphore.h>
-
-@depends on patch && (s2m_ops || s2m_decl || s2m_def) &&
-  (s2m_left_op || s2m_left_decl || s2m_left_param) && !s2m_has_completion_h@
-@@
-
-  #include <linux/semaphore.h>
-+ #include <linux/completion.h>

@@ -24,12 +24,9 @@
 /// pointer or passed to a function other than the semaphore API, any other
 /// use, or a member access whose base type spatch cannot infer.
 ///
-/// The include: when the file includes <linux/semaphore.h> and no semaphore is
-/// left in it after the conversion, that include becomes <linux/mutex.h> (or
-/// goes, when <linux/mutex.h> is already there); when other semaphores remain,
-/// <linux/mutex.h> is added after it unless present.  A file that does not
-/// include <linux/semaphore.h> itself got it through another header, which
-/// also brings <linux/mutex.h>: its includes are left alone.
+/// The includes are left alone: sem2mutex adds <linux/mutex.h> where the
+/// mutex is declared and drops <linux/semaphore.h> where no semaphore is left
+/// (classify/convert/finish.py), one mechanism for both scripts.
 /// Known limits: a struct declared in a header is converted only when the
 /// header is among the files spatch is given; a global shadowed by a local of
 /// the same name is not detected.
@@ -484,65 +481,3 @@ position p : script:python() { s2m_go(p) };
 - DEFINE_SEMAPHORE@p(x, 1);
 + DEFINE_MUTEX(x);
 )
-
-
-// The include, seen after the conversion: is any semaphore left?
-@s2m_left_op depends on patch@
-identifier op = {sema_init, down, down_interruptible, down_killable,
-                 down_trylock, down_timeout, up};
-@@
-
-op(...)
-
-@s2m_left_decl depends on patch@
-declarer name DEFINE_SEMAPHORE;
-identifier tag, m, v;
-@@
-
-(
-DEFINE_SEMAPHORE(...);
-|
-struct semaphore v;
-|
-struct semaphore *v;
-|
-struct tag { ... struct semaphore m; ... };
-|
-struct tag { ... struct semaphore m; ... } v;
-|
-struct tag { ... struct semaphore *m; ... };
-|
-struct tag { ... struct semaphore *m; ... } v;
-)
-
-@s2m_left_param depends on patch@
-identifier f, v;
-type R;
-@@
-
-R f(..., struct semaphore *v, ...) { ... }
-
-@s2m_has_mutex_h depends on patch@
-@@
-
-#include <linux/mutex.h>
-
-@depends on patch && (s2m_ops || s2m_decl || s2m_def) && !s2m_left_op &&
-  !s2m_left_decl && !s2m_left_param && !s2m_has_mutex_h@
-@@
-
-- #include <linux/semaphore.h>
-+ #include <linux/mutex.h>
-
-@depends on patch && (s2m_ops || s2m_decl || s2m_def) && !s2m_left_op &&
-  !s2m_left_decl && !s2m_left_param && s2m_has_mutex_h@
-@@
-
-- #include <linux/semaphore.h>
-
-@depends on patch && (s2m_ops || s2m_decl || s2m_def) &&
-  (s2m_left_op || s2m_left_decl || s2m_left_param) && !s2m_has_mutex_h@
-@@
-
-  #include <linux/semaphore.h>
-+ #include <linux/mutex.h>

@@ -1,5 +1,5 @@
 """A kept return value that only its truth is asked of: drop the mapping; and
-a mapping that pushes its line past 100 columns goes to a line of its own.
+a mapping that is kept is written as if/else within 80 columns.
 
 sem_to_completion.cocci rewrites a stored `ret = down_interruptible(E);` as
 `ret = wait_for_completion_interruptible(E) ? -EINTR : 0;`, and a stored
@@ -84,9 +84,6 @@ def drop_tested_values(path: Path) -> int:
     return changed
 
 
-_LONG_TAIL = re.compile(r"^(\s*.*\)) (\? .+ : .+;)$")
-
-
 def _columns(line: str) -> int:
     """The display column after line (tabs of 8), as checkpatch counts."""
     col = 0
@@ -95,28 +92,126 @@ def _columns(line: str) -> int:
     return col
 
 
-def break_long_mappings(path: Path, limit: int = 100) -> int:
-    """`ret = wait_for_completion_timeout(..,\n\t\t..)) ? 0 : -ETIME;` past limit
-    columns (checkpatch's): the `? 0 : -ETIME;` goes on the next line, one tab in
-    from the statement's first line.  The number of lines broken."""
-    lines = path.read_text().split("\n")
+def indent_to(column: int) -> str:
+    """Tabs, then spaces, up to column (kernel style continuation)."""
+    return "\t" * (column // 8) + " " * (column % 8)
+
+
+def _commas(line: str) -> list[tuple[int, int]]:
+    """(index just after each comma, column just after its innermost open
+    parenthesis) for the commas inside parentheses, out of strings."""
+    out: list[tuple[int, int]] = []
+    opens: list[int] = []
+    quote = ""
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == "\\":
+                continue
+            if ch == quote and line[i - 1] != "\\":
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "(":
+            opens.append(_columns(line[:i + 1]))
+        elif ch == ")" and opens:
+            opens.pop()
+        elif ch == "," and opens:
+            out.append((i + 1, opens[-1]))
+    return out
+
+
+def break_call(line: str, limit: int = 80) -> list[str]:
+    """line past limit columns broken after commas, each continuation aligned
+    just after the open parenthesis of the call its comma is in (kernel
+    style), greedily: each piece as long as fits; [line] when it fits or no
+    comma allows it.  When no break brings every piece within limit, the
+    pieces are still broken where they can be (an argument that is itself too
+    long for its column: ipmi_ipmb's msecs_to_jiffies(iidev->retry_time_ms) at
+    column 48): the caller reports the line."""
+    if _columns(line) <= limit:
+        return [line]
+    commas = _commas(line)
+    pieces: list[str] = []
+    start, indent = 0, ""
+    while True:
+        rest = indent + line[start:].strip() if pieces else line
+        if _columns(rest) <= limit:
+            break
+        fits = [(cut, col) for cut, col in commas if cut > start and col + 8 < limit
+                and _columns(indent + line[start:cut].strip() if pieces
+                             else line[:cut]) <= limit and line[cut:].strip()]
+        if not fits:
+            later = [(cut, col) for cut, col in commas if cut > start and col + 8 < limit
+                     and line[cut:].strip()]
+            if not later:
+                break
+            fits = later[:1]     # the piece is too long anyway: as short as can be
+        cut, col = fits[-1]
+        pieces.append(indent + line[start:cut].strip() if pieces else line[:cut])
+        start, indent = cut, indent_to(col)
+    return pieces + [indent + line[start:].strip() if pieces else line]
+
+
+# a whole statement (its lines joined) that stores or returns a mapped wait
+_MAPPED = re.compile(r"^(?P<lhs>\w[\w.>\[\]-]*\s*=|return)\s+"
+                     r"(?P<call>wait_for_completion\w*\(.*\))\s*\?\s*"
+                     r"(?P<yes>[^?:;]+?)\s*:\s*(?P<no>[^?:;]+?)\s*;$")
+_UNBRACED = re.compile(r"^\s*(?:(?:\}\s*)?else\s*$|(?:if|for|while|(?:\}\s*)?else\s+if)\b.*\)\s*$)")
+
+
+def _balanced(call: str) -> bool:
+    """call is one call: its first parenthesis closes at its end."""
+    depth = 0
+    for i, ch in enumerate(call):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and ch == ")":
+            return i == len(call) - 1
+    return False
+
+
+def _as_if(indent: str, m: re.Match, limit: int) -> list[str]:
+    """The mapping of m written as if/else (a return: if, then the return)."""
+    cond = break_call(f"{indent}if ({m.group('call')})", limit)
+    lhs = m.group("lhs")
+    if lhs == "return":
+        return cond + [f"{indent}\treturn {m.group('yes')};", f"{indent}return {m.group('no')};"]
+    lhs = re.sub(r"\s*=$", "", lhs)
+    return cond + [f"{indent}\t{lhs} = {m.group('yes')};", f"{indent}else",
+                   f"{indent}\t{lhs} = {m.group('no')};"]
+
+
+def mappings_as_if(text: str, limit: int = 80) -> str:
+    """Each kept `ret = wait_for_completion_X(..) ? A : B;` (and `return ..
+    ? A : B;`) written as if/else, within limit columns: kernel style, the
+    conditional operator spread over a broken line reads badly.  One that is
+    the body of an unbraced if/else/loop, or a declaration's initializer, is
+    left as it is."""
+    lines = text.split("\n")
     out: list[str] = []
-    broken = 0
-    for i, line in enumerate(lines):
-        m = _LONG_TAIL.match(line)
-        if not m or _columns(line) <= limit or "wait_for_completion" not in \
-                "".join(lines[max(0, i - 3):i + 1]):
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        start = re.match(r"^(\s*)(?:\w[\w.>\[\]-]*\s*=|return)\s+wait_for_completion", line)
+        end = i
+        while start and end < len(lines) - 1 and not lines[end].rstrip().endswith(";"):
+            end += 1
+        joined = " ".join(x.strip() for x in lines[i:end + 1])
+        m = _MAPPED.match(joined) if start else None
+        prev = next((x for x in reversed(out) if x.strip()), "")
+        if not m or not _balanced(m.group("call")) or _UNBRACED.match(prev):
             out.append(line)
+            i += 1
             continue
-        start = i
-        while start > 0 and not lines[start - 1].rstrip().endswith((";", "{", "}", ":")):
-            start -= 1
-        while start < i and (not lines[start].strip()
-                             or lines[start].lstrip().startswith(("/*", "*", "//"))):
-            start += 1    # blank lines and comments before the statement
-        indent = re.match(r"\s*", lines[start]).group(0) + "\t"
-        out += [m.group(1) + " " + m.group(2).split(" ", 1)[0], indent + m.group(2)[2:]]
-        broken += 1
-    if broken:
-        path.write_text("\n".join(out))
-    return broken
+        out += _as_if(start.group(1), m, limit)
+        i = end + 1
+    return "\n".join(out)
+
+
+def write_mappings_as_if(path: Path, limit: int = 80) -> bool:
+    """mappings_as_if() on the file at path; True when it changed."""
+    text = path.read_text()
+    new = mappings_as_if(text, limit)
+    if new != text:
+        path.write_text(new)
+    return new != text

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import re
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from classify import spatch
-from classify.convert.tested import _columns, break_long_mappings, drop_tested_values
+from classify.convert.finish import finish
+from classify.convert.tested import _columns, drop_tested_values
 from classify.tree import TreeError, git
 
 
@@ -60,6 +61,12 @@ class Conversion:
     changed: list[str]
     refusals: list[str]
     errors: list[str]
+    # after a mutex/completion conversion (classify/convert/finish.py): the
+    # lock's name after the patch ("" when unchanged), why a name that says
+    # semaphore stays ("" otherwise), what the reviewer should know
+    new_name: str = ""
+    name_kept: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
 def parse_refusals(stderr: str, tree: Path | None = None) -> list[str]:
@@ -150,7 +157,10 @@ def convert(tree: Path, sem: dict, files: list[str], script: str | None = None,
     for rel in changed:
         realign(tree, rel)
         drop_tested_values(tree / rel)
-        break_long_mappings(tree / rel)
+    if changed and script in SCRIPTS.values():
+        done = finish(tree, sem, files, changed)
+        return Conversion(changed_files(tree), refusals, errors,
+                          done.new_name, done.name_kept, done.notes)
     return Conversion(changed, refusals, errors)
 
 

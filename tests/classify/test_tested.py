@@ -3,7 +3,7 @@ value is only tested, and kept where it is passed on."""
 
 from pathlib import Path
 
-from classify.convert.tested import drop_tested_values
+from classify.convert.tested import _columns, drop_tested_values
 
 ISERT = """static int accept(struct np *np)
 {
@@ -82,22 +82,29 @@ IPMI_TIMEOUT = """static int thread(void *data)
 """
 
 
-def test_a_mapping_past_100_columns_goes_on_a_line_of_its_own(tmp_path: Path) -> None:
-    from classify.convert.tested import _columns, break_long_mappings
-    f = tmp_path / "f.c"
-    f.write_text(IPMI_TIMEOUT)
-    assert break_long_mappings(f) == 1
-    lines = f.read_text().split("\n")
-    assert lines[5] == "\t\t\t\t\t\t  msecs_to_jiffies(iidev->retry_time_ms)) ?"
-    assert lines[6] == "\t\t\t0 : -ETIME;"
-    assert all(_columns(x) <= 100 for x in lines)
-    # after a closing brace, a blank line and a comment: the statement's own indent
-    f.write_text(IPMI_TIMEOUT.replace("\t\t/* A command", "\t\t}\n\n\t\t/* A command"))
-    assert break_long_mappings(f) == 1
-    assert "\n\t\t\t0 : -ETIME;" in f.read_text()
-    short = IPMI_TIMEOUT.replace("iidev->retry_time_ms", "t")
-    f.write_text(short)
-    assert break_long_mappings(f) == 0 and f.read_text() == short
+def test_a_kept_mapping_becomes_if_else_within_80_columns() -> None:
+    from classify.convert.tested import mappings_as_if
+    got = mappings_as_if(IPMI_TIMEOUT).split("\n")
+    assert got[4:9] == ["\t\tif (wait_for_completion_timeout(&iidev->got_rsp,",
+                        "\t\t\t\t\t\tmsecs_to_jiffies(iidev->retry_time_ms)))",
+                        "\t\t\tret = 0;", "\t\telse", "\t\t\tret = -ETIME;"]
+    got = mappings_as_if(PARPORT.replace("&port->irq", "&port->physport->ieee1284.irq"))
+    assert ("\tif (wait_for_completion_interruptible(&port->physport->ieee1284.irq))\n"
+            "\t\tret = -EINTR;\n\telse\n\t\tret = 0;\n") in got
+    assert all(_columns(x) <= 80 for x in got.split("\n"))
+    ret = "\treturn wait_for_completion_killable(&x->done) ? -EINTR : 0;\n"
+    assert mappings_as_if(ret) == ("\tif (wait_for_completion_killable(&x->done))\n"
+                                   "\t\treturn -EINTR;\n\treturn 0;\n")
+
+
+def test_a_mapping_in_an_unbraced_if_or_an_initializer_is_left() -> None:
+    from classify.convert.tested import mappings_as_if
+    unbraced = "\tif (a)\n\t\tret = wait_for_completion_killable(&x) ? -EINTR : 0;\n"
+    assert mappings_as_if(unbraced) == unbraced
+    init = "\tint ret = wait_for_completion_killable(&x) ? -EINTR : 0;\n"
+    assert mappings_as_if(init) == init
+    plain = "\tret = wait_for_completion_killable(&x);\n"
+    assert mappings_as_if(plain) == plain
 
 
 IWPM = """static int wait_for_reply(struct iwpm_nlmsg_request *nlmsg_request)

@@ -1,7 +1,7 @@
 // spatch: -D sem=done
 /* Linux 6.4's DEFINE_SEMAPHORE(x, 0), the only semaphore of the file: it becomes
  * DECLARE_COMPLETION(x) and the include <linux/completion.h>. */
-#include <linux/completion.h>
+#include <linux/semaphore.h>
 
 static DECLARE_COMPLETION(done);
 

@@ -1,7 +1,7 @@
 // spatch: -D sem=iwpm_nlmsg_request.sem
 /* iwpm's request: initialised to 1 and taken at once, so it starts at 0; the
  * pair becomes init_completion(), the timed wait and the signal convert. */
-#include <linux/completion.h>
+#include <linux/semaphore.h>
 
 struct iwpm_nlmsg_request {
 	struct completion sem;

@@ -2,7 +2,7 @@
 /* ipmi_ipmb's got_rsp: down_timeout()'s value stored, then tested, and
  * returned: it becomes "wait_for_completion_timeout() ? 0 : -ETIME", the same
  * value, so the tests after it keep their sense. */
-#include <linux/completion.h>
+#include <linux/semaphore.h>
 
 struct ipmb_dev {
 	struct completion got_rsp;

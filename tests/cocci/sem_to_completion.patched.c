@@ -3,7 +3,6 @@
 /* The seed's completion patterns on dev.wake; dev.got_rsp in the same struct and
  * the 6.4-style done6 stay semaphores. */
 #include <linux/semaphore.h>
-#include <linux/completion.h>
 struct dev {
 	struct completion wake;
 	struct semaphore got_rsp;

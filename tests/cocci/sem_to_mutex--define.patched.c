@@ -4,7 +4,6 @@
  * DEFINE_SEMAPHORE(x, 1) next to it is not; a semaphore remains, so
  * <linux/semaphore.h> stays and <linux/mutex.h> is added. */
 #include <linux/semaphore.h>
-#include <linux/mutex.h>
 
 static DEFINE_MUTEX(ioctl_sem);
 static DEFINE_SEMAPHORE(other_sem, 1);

@@ -2,7 +2,7 @@
 /* Linux 6.4's DEFINE_SEMAPHORE(x, 1), the only semaphore of the file: its
  * include becomes <linux/mutex.h>. */
 #include <linux/kernel.h>
-#include <linux/mutex.h>
+#include <linux/semaphore.h>
 
 DEFINE_MUTEX(cfg_sem);
 

@@ -4,7 +4,6 @@
  * the same name: only struct pvcalls_fedata's socket_lock becomes a mutex. */
 #include <linux/module.h>
 #include <linux/semaphore.h>
-#include <linux/mutex.h>
 
 static struct pvcalls_back_global {
 	struct list_head frontends;

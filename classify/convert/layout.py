@@ -1,0 +1,141 @@
+"""The layout passes of finish.py: the comment checkpatch --strict asks of a
+`struct mutex` definition, changed lines past 80 columns broken, and the
+includes that follow the types.
+"""
+
+from __future__ import annotations
+
+import re
+
+from classify.convert.csource import _SEM_OPS, strip_comments
+from classify.convert.tested import _columns, break_call
+
+LIMIT = 80
+
+
+# ------------------------------------------------------------------ pass: definition comment
+
+def _listed(names: list[str], room: int, what: str) -> str:
+    """names within room columns: `a`, `a and b`, `a, b and 3 more <what>s`,
+    `5 <what>s`."""
+    n = len(names)
+    forms = []
+    if n == 1:
+        forms.append(names[0])
+    elif n == 2:
+        forms.append(f"{names[0]} and {names[1]}")
+    else:
+        forms.append(", ".join(names[:-1]) + f" and {names[-1]}")
+        forms.append(f"{names[0]}, {names[1]} and {n - 2} more {what}s")
+    if n >= 2:
+        forms.append(f"{names[0]} and {n - 1} more {what}{'s' if n > 2 else ''}")
+    forms.append(f"{n} {what}{'s' if n > 1 else ''}")
+    return next((f for f in forms if len(f) <= room), forms[-1])
+
+
+_DEFINITION = re.compile(r"^(\s*)(?:static\s+)?(?:struct\s+mutex\s+\w+\s*;|DEFINE_MUTEX\s*\()")
+
+
+def definition_comment(text: str, line: int, funcs: list[str], guards: list[str] = (),
+                       limit: int = LIMIT) -> str:
+    """`struct mutex x;` / `DEFINE_MUTEX(x);` at line (1-based) with the comment
+    checkpatch --strict asks for (UNCOMMENTED_DEFINITION): what it protects
+    (guards: the members changed under it, convert.protects), else what it
+    serialises (funcs: the functions taking it), at the end of the line or,
+    when that passes limit columns, on the line above.  A definition with a
+    comment on its line is left."""
+    lines = text.split("\n")
+    if not (0 < line <= len(lines)) or not (funcs or guards):
+        return text
+    decl = lines[line - 1]
+    m = _DEFINITION.match(decl)
+    if not m or "/*" in decl or "//" in decl:
+        return text
+    verb, names, what = (("protects", list(guards), "member") if guards else
+                         ("serialises", [f"{f}()" for f in funcs], "function"))
+    here = limit - _columns(decl.rstrip()) - len(f" /* {verb}  */")
+    indent = m.group(1)
+    above = limit - _columns(indent) - len(f"/* {verb}  */")
+    said = _listed(names, max(here, above), what)
+    if len(said) <= here:
+        lines[line - 1] = f"{decl.rstrip()} /* {verb} {said} */"
+    else:
+        lines[line - 1:line] = [f"{indent}/* {verb} {said} */", decl]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ pass: long lines
+
+def break_long_lines(text: str, changed: set[int], limit: int = LIMIT) -> tuple[str, list[int]]:
+    """Changed code lines past limit columns broken after a comma (tested.break_call);
+    (new text, the 1-based numbers, in the new text, of those still too long)."""
+    out: list[str] = []
+    left: list[int] = []
+    code = strip_comments(text).split("\n")
+    for n, line in enumerate(text.split("\n"), 1):
+        if n not in changed or _columns(line) <= limit or not code[n - 1].strip() \
+                or line.rstrip().endswith("\\"):
+            out.append(line)
+            if n in changed and _columns(line) > limit:
+                left.append(len(out))
+            continue
+        broken = break_call(line, limit)
+        out += broken
+        if any(_columns(x) > limit for x in broken):
+            left.append(len(out))
+    return "\n".join(out), left
+
+
+# ------------------------------------------------------------------ pass: includes
+
+HEADERS = {"mutex": "linux/mutex.h", "completion": "linux/completion.h"}
+_INCLUDE = re.compile(r"^#include\s*<(linux/[^>]+)>")
+
+
+def add_include(text: str, header: str) -> str:
+    """#include <header> in the file's <linux/...> block: in alphabetical place
+    when that block is sorted, else after its last line; unchanged when the
+    file includes it, or includes nothing of <linux/...>."""
+    lines = text.split("\n")
+    every = [m.group(1) for line in lines if (m := _INCLUDE.match(line))]
+    if not every or header in every:
+        return text
+    at = _first_block(lines)
+    names = [h for _, h in at]
+    if names == sorted(names):
+        where = next((n for n, h in at if h > header), at[-1][0] + 1)
+        if where > at[-1][0]:
+            where = at[-1][0] + 1
+    else:
+        where = at[-1][0] + 1
+    lines.insert(where, f"#include <{header}>")
+    return "\n".join(lines)
+
+
+def _first_block(lines: list[str]) -> list[tuple[int, str]]:
+    """(index, header) of the <linux/...> includes of the file's first block of
+    includes (blank lines and other includes inside it; a later one, such as
+    parport.h's <linux/parport_pc.h> under an #if at its end, is not its)."""
+    first = next(n for n, line in enumerate(lines) if _INCLUDE.match(line))
+    out = []
+    for n in range(first, len(lines)):
+        line = lines[n].strip()
+        if line and not line.startswith("#include"):
+            break
+        m = _INCLUDE.match(lines[n])
+        if m:
+            out.append((n, m.group(1)))
+    return out
+
+
+def semaphore_left(text: str) -> bool:
+    """Any semaphore use left in the file's code."""
+    return bool(_SEM_OPS.search(strip_comments(text)))
+
+
+def drop_semaphore_h(text: str) -> str:
+    """#include <linux/semaphore.h> removed when no semaphore is left."""
+    if semaphore_left(text):
+        return text
+    return re.sub(r"^#include\s*<linux/semaphore\.h>[^\n]*\n", "", text, flags=re.M)
+

@@ -1,0 +1,85 @@
+"""What a lock protects: the other members of its struct that the code uses
+while holding it.  A patch says so in the comment checkpatch asks of a
+`struct mutex` and in its message, which a list of the functions taking the
+lock does not say.
+
+Read from the tree the audit read (its line numbers): for each take of a
+member lock, `base->lock` or `base.lock` on the take's line, the region up to
+the first release after it in the same function, and every `base->m` or
+`base.m` there that changes m (an assignment, ++/--, its address taken:
+list_add(), set_bit()) whose m is a member of the lock's struct and not a lock
+itself.  Members only read (a device pointer followed) are not what the lock
+protects.  A lock that is no
+member (a global, a static) has no such base: nothing is said.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+
+from classify.convert.csource import strip_comments
+from classify.convert.rename import struct_body
+
+
+# a member declaration of a struct body: its name before `;`, an array or a bit width
+_MEMBER = re.compile(r"^[^;{}]*?\b([A-Za-z_]\w*)\s*(?:\[[^]]*\])*\s*(?::\s*\d+\s*)?;", re.M)
+_LOCK_TYPE = re.compile(r"\b(spinlock_t|raw_spinlock_t|rwlock_t|struct\s+(mutex|semaphore|"
+                        r"rw_semaphore|completion))\b")
+
+
+def _base(line: str, lock: str) -> tuple[str, str] | None:
+    """(`fedata`, `->`) for `down(&fedata->socket_lock)` on line."""
+    m = re.search(rf"([A-Za-z_][\w\]\[.>-]*?)\s*(->|\.)\s*{re.escape(lock)}\b", line)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def _regions(sem: dict) -> list[tuple[str, int, int]]:
+    """(path, first line, last line) of the code between each take and the
+    last release after it in the same function before its next take: an early
+    return releases too, and the code after it is still held."""
+    ops = sorted(sem.get("ops", []), key=lambda o: (o["path"], o["line"]))
+    out = []
+    for o in ops:
+        if not o["op"].startswith("down") or not o.get("function"):
+            continue
+        same = [u for u in ops if u["path"] == o["path"]
+                and u.get("function") == o["function"] and u["line"] > o["line"]]
+        nxt = min((u["line"] for u in same if u["op"].startswith("down")), default=1 << 30)
+        ends = [u["line"] for u in same if u["op"] == "up" and u["line"] < nxt]
+        if ends:
+            out.append((o["path"], o["line"], max(ends)))
+    return out
+
+
+def guarded_members(sem: dict, read: Callable[[str], str]) -> list[str]:
+    """The members of the lock's struct used while it is held, most used first;
+    [] for a lock that is not a member or when none is found.  read: a file of
+    the audited tree by its path."""
+    if sem.get("declared", {}).get("kind") != "member":
+        return []
+    lock = sem["id"].rsplit(":", 1)[-1].split(".")[-1]
+    body = struct_body(strip_comments(read(sem["declared"]["path"])),
+                       sem["declared"].get("struct", ""))
+    members = {m.group(1) for m in _MEMBER.finditer(body) if not _LOCK_TYPE.search(m.group(0))}
+    seen: Counter[str] = Counter()
+    first: dict[str, int] = {}
+    for path, start, end in _regions(sem):
+        lines = strip_comments(read(path)).split("\n")
+        if end > len(lines):
+            continue
+        base = _base(lines[start - 1], lock)
+        if base is None:
+            continue
+        at = rf"{re.escape(base[0])}\s*{re.escape(base[1])}\s*(\w+)"
+        # &base->m, but not &base->m->x: the address of what m points to
+        change = re.compile(rf"&\s*{at}(?!\s*(?:->|\.))|(?:\+\+|--)\s*{at}|(?<![\w>.&]){at}\s*"
+                            r"(?:\[[^]]*\]\s*|(?:\.|->)\s*\w+\s*)*(?:[-+*/|&^]?=(?!=)|\+\+|--)")
+        for n in range(start, end - 1):
+            for m in change.finditer(lines[n]):
+                name = next(g for g in m.groups() if g)
+                if name != lock and name in members:
+                    seen[name] += 1
+                    first.setdefault(name, len(first))
+    return sorted(seen, key=lambda n: (-seen[n], first[n]))

@@ -1,0 +1,234 @@
+"""classify/convert/finish.py: after the semantic patch, what a maintainer
+would otherwise do by hand -- comments, the lock's name, the comment
+checkpatch asks of a mutex, 80 columns, includes.  Each pass has a case it
+must change and one it must leave alone."""
+
+import subprocess
+from pathlib import Path
+
+from classify.convert import finish as F
+from classify.convert.tested import _columns
+
+# ------------------------------------------------------------------ comments
+
+IPMI = """static int thread(void *data)
+{
+\twhile (1) {
+\t\tif (!msg && ret) {
+\t\t\t/*
+\t\t\t * here.  Wait again for check_msg_done to up
+\t\t\t * the semaphore.
+\t\t\t */
+\t\t\twait_for_completion(&iidev->got_rsp);
+\t\t}
+\t\t/* Wait for a message to send: the semaphore. */
+\t\tret = down_interruptible(&iidev->wake_thread);
+\t}
+}
+"""
+
+
+def comments(text: str, changed: set[int], cls: str = "completion", old: str = "got_rsp",
+             new: str = "", decl: set[int] | None = None) -> tuple[str, list[str]]:
+    scope = F.Scope(F.function_spans(text.split("\n")), decl or set())
+    return F.rewrite_comments(text, changed, scope, cls, old, new, "f.c")
+
+
+def test_a_comment_about_the_lock_is_reworded() -> None:
+    got, _ = comments(IPMI, {9})
+    assert "check_msg_done to complete\n\t\t\t * got_rsp.\n" in got
+    assert "the semaphore.\n\t\t\t */\n\t\t\twait" not in got
+
+
+def test_a_comment_about_another_semaphore_is_left_with_a_note() -> None:
+    got, notes = comments(IPMI, {9})
+    assert "/* Wait for a message to send: the semaphore. */" in got
+    assert notes and notes[0].startswith("f.c:11: a comment left as it is")
+
+
+def test_calls_and_grammar_for_a_mutex() -> None:
+    text = ("static void f(struct h *h)\n{\n\t/* take a semaphore: down() then up() */\n"
+            "\tmutex_lock(&h->lock);\n}\n")
+    got, _ = comments(text, {4}, "mutex", "sem", "lock")
+    assert "/* take a mutex: mutex_lock() then mutex_unlock() */" in got
+
+
+def test_an_old_style_comment_is_laid_out_in_kernel_style() -> None:
+    text = ("int f(struct p *port)\n{\n\tif (!t)\n\t\t/* Zero timeout is special, and we "
+            "can't down() the\n\t\t   semaphore. */\n\t\treturn 1;\n"
+            "\tret = wait_for_completion_interruptible(&port->irq);\n}\n")
+    got, _ = comments(text, {7}, old="irq")
+    assert ("\t\t/* Zero timeout is special, and we can't wait for the\n"
+            "\t\t * completion.\n\t\t */\n") in got
+    assert all(_columns(x) <= 80 for x in got.split("\n"))
+
+
+def test_a_kernel_doc_line_of_the_lock_only() -> None:
+    text = ("/**\n * struct dev_priv - data\n * @proc_sem:\tSemaphore for proc accessing.\n"
+            " * @other:\tanother semaphore.\n */\nstruct dev_priv {\n"
+            "\tstruct mutex proc_lock;\n\tstruct semaphore other;\n};\n")
+    scope = F.Scope([], {7}, F._kernel_doc_lines(text, "dev_priv", "proc_sem"))
+    got, _ = F.rewrite_comments(text, {7}, scope, "mutex", "proc_sem", "proc_lock")
+    assert " * @proc_lock:\tMutex for proc accessing.\n * @other:\tanother semaphore.\n" in got
+
+
+def test_a_message_naming_the_old_call() -> None:
+    text = ("void f(struct ath6kl *ar)\n{\n\tif (mutex_lock_interruptible(&ar->lock)) {\n"
+            "\t\tath6kl_err(\"down_interruptible failed\\n\");\n\t\treturn;\n\t}\n}\n")
+    scope = F.Scope(F.function_spans(text.split("\n")), set())
+    assert '"mutex_lock_interruptible failed\\n"' in F.rewrite_messages(text, {3}, scope, "mutex")
+    other = text.replace("\treturn;", "\tdown(&ar->other);")
+    assert F.rewrite_messages(other, {3}, scope, "mutex") == other
+
+
+# ------------------------------------------------------------------ names
+
+def test_the_renaming_rule() -> None:
+    assert F.rename_rule("poll_sem", "mutex", set()) == "poll_lock"
+    assert F.rename_rule("cmd_sema", "mutex", set()) == "cmd_lock"
+    assert F.rename_rule("buffered_ioctl_semaphore", "mutex", set()) == "buffered_ioctl_lock"
+    assert F.rename_rule("sem", "completion", set()) == "done"
+    # a name that does not say semaphore stays
+    assert F.rename_rule("pll_mutex", "mutex", set()) == ""
+    assert F.rename_rule("got_rsp", "completion", set()) == ""
+    # a clash: the type's name, then none
+    assert F.rename_rule("sem", "mutex", {"lock"}) == "mutex"
+    assert F.rename_rule("sem", "mutex", {"lock", "mutex"}) == ""
+
+
+def test_a_struct_member_named_like_the_new_name_is_taken() -> None:
+    text = "struct hisi_hba {\n\tspinlock_t lock;\n\tstruct mutex sem;\n};\n"
+    taken = F._identifiers(F.struct_body(text, "hisi_hba"))
+    assert "lock" in taken and "mutex" not in taken
+    assert F.rename_rule("sem", "mutex", taken) == "mutex"
+
+
+def test_rename_only_the_changed_lines_and_find_the_others() -> None:
+    text = ("struct a {\n\tstruct mutex sem;\n};\nvoid f(struct a *a, struct b *b)\n{\n"
+            "\tmutex_lock(&a->sem);\n\tdown(&b->sem);\n\tmutex_unlock(&a->sem);\n}\n")
+    changed = {2, 6, 8}
+    got = F.rename_text(text, "sem", "lock", True, changed)
+    assert "\tstruct mutex lock;\n" in got and "mutex_lock(&a->lock);" in got
+    assert "down(&b->sem);" in got
+    # the use of another struct's sem on line 7 forbids the rename
+    assert F.uses_outside(text, "sem", True, changed, 2) == [7]
+    assert F.uses_outside(text.replace("\tdown(&b->sem);\n", ""), "sem", True,
+                          {2, 6, 7}, 2) == []
+
+
+# ------------------------------------------------------------------ definition comment
+
+def test_a_mutex_definition_gets_its_comment() -> None:
+    text = "struct hns_roce_cmdq {\n\tstruct mutex poll_lock;\n};\n"
+    got = F.definition_comment(text, 2, ["__hns_roce_cmd_mbox_poll"])
+    assert "\tstruct mutex poll_lock; /* serialises __hns_roce_cmd_mbox_poll() */\n" in got
+    many = F.definition_comment(text, 2, [f"ath6kl_fn_{i}" for i in range(9)])
+    line = next(x for x in many.split("\n") if "serialises" in x)
+    assert "and 7 more functions" in line and _columns(line) <= 80
+    assert many.split("\n")[2] == "\tstruct mutex poll_lock;"     # on the line above
+
+
+def test_a_commented_definition_is_left() -> None:
+    text = "static DEFINE_MUTEX(prev_lock); /* the list of previous devices */\n"
+    assert F.definition_comment(text, 1, ["f"]) == text
+    assert F.definition_comment("\tstruct completion done;\n", 1, ["f"]) == \
+        "\tstruct completion done;\n"
+
+
+# ------------------------------------------------------------------ 80 columns
+
+def test_a_long_changed_line_is_broken_after_a_comma() -> None:
+    line = ("\t\t\tret = hinic_msg_to_mgmt_sync(pf_to_mgmt, mod, cmd, buf_in, "
+            "in_size, buf_out, out_size);")
+    got, left = F.break_long_lines(line + "\n" + line, {1})
+    *pieces, last = got.split("\n")
+    assert len(pieces) == 3 and all(_columns(x) <= 80 for x in pieces) and not left
+    assert all(x.startswith("\t\t\t\t\t\t     ") for x in pieces[1:])
+    assert last == line         # not changed by the patch: left
+    lone = "\t\t\t\tmutex_unlock(&pvcalls_back_global.frontends_lock_of_the_back);"
+    assert F.break_long_lines(lone, {1}) == (lone, [1])
+
+
+# ------------------------------------------------------------------ includes
+
+def test_an_include_in_its_sorted_place() -> None:
+    text = "#include <linux/kernel.h>\n#include <linux/slab.h>\n\nint x;\n"
+    assert F.add_include(text, "linux/mutex.h") == (
+        "#include <linux/kernel.h>\n#include <linux/mutex.h>\n#include <linux/slab.h>\n"
+        "\nint x;\n")
+    unsorted = "#include <linux/slab.h>\n#include <linux/kernel.h>\n#include <net/x.h>\n"
+    assert F.add_include(unsorted, "linux/completion.h") == (
+        "#include <linux/slab.h>\n#include <linux/kernel.h>\n"
+        "#include <linux/completion.h>\n#include <net/x.h>\n")
+
+
+def test_an_include_already_there_is_not_added() -> None:
+    text = "#include <linux/kernel.h>\n#include <linux/mutex.h>\n"
+    assert F.add_include(text, "linux/mutex.h") == text
+
+
+def test_semaphore_h_goes_when_no_semaphore_is_left() -> None:
+    text = ("#include <linux/semaphore.h>\n#include <linux/mutex.h>\n"
+            "/* a semaphore once */\nstruct a { struct mutex lock; };\n")
+    assert "semaphore.h" not in F.drop_semaphore_h(text)
+    kept = text + "void f(struct b *b) { up(&b->sem); }\n"
+    assert F.drop_semaphore_h(kept) == kept
+
+
+# ------------------------------------------------------------------ all of it, in a worktree
+
+BEFORE = """#include <linux/kernel.h>
+#include <linux/semaphore.h>
+#include <linux/slab.h>
+
+struct cmdq {
+\tspinlock_t lock;
+\tstruct semaphore poll_sem;
+};
+
+static int mbox_poll(struct cmdq *q)
+{
+\t/* down() the semaphore: one command at a time */
+\tdown(&q->poll_sem);
+\tsend(q);
+\tup(&q->poll_sem);
+\treturn 0;
+}
+"""
+
+
+def git(tree: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(tree), *args], check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+                        "PATH": "/usr/bin:/bin", "HOME": str(tree)})
+
+
+def test_finish_in_a_worktree(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    (tmp_path / "c.c").write_text(BEFORE)
+    git(tmp_path, "add", "c.c")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    # what sem_to_mutex.cocci writes
+    (tmp_path / "c.c").write_text(BEFORE.replace("struct semaphore poll_sem", "struct mutex poll_sem")
+                                  .replace("down(&q", "mutex_lock(&q")
+                                  .replace("up(&q", "mutex_unlock(&q"))
+    sem = {"id": "c.c:cmdq.poll_sem", "class": "mutex",
+           "declared": {"kind": "member", "path": "c.c", "struct": "cmdq"},
+           "ops": [{"op": "down", "function": "mbox_poll", "path": "c.c"},
+                   {"op": "up", "function": "mbox_poll", "path": "c.c"}]}
+    done = F.finish(tmp_path, sem, ["c.c"], ["c.c"])
+    got = (tmp_path / "c.c").read_text()
+    assert done.new_name == "poll_lock" and not done.name_kept and not done.notes
+    assert "\tstruct mutex poll_lock; /* serialises mbox_poll() */\n" in got
+    assert "\t/* take the mutex: one command at a time */\n\tmutex_lock(&q->poll_lock);" in got
+    assert "#include <linux/kernel.h>\n#include <linux/mutex.h>\n#include <linux/slab.h>" in got
+    assert "poll_sem" not in got and "semaphore" not in got
+
+
+def test_an_include_goes_in_the_first_block() -> None:
+    text = ("#include <linux/wait.h>\n#include <linux/semaphore.h>\n#include <asm/x.h>\n"
+            "\nstruct a { int x; };\n#if X\n#include <linux/parport_pc.h>\n#endif\n")
+    got = F.add_include(text, "linux/completion.h")
+    assert got.startswith("#include <linux/wait.h>\n#include <linux/semaphore.h>\n"
+                          "#include <linux/completion.h>\n#include <asm/x.h>\n")

@@ -1,0 +1,62 @@
+"""What a lock protects (classify.convert.protects): the members of its struct
+that the code changes while holding it, said in the definition's comment."""
+
+from classify.convert import layout
+from classify.convert.protects import guarded_members
+
+SRC = """\
+struct dev {
+	struct device *parent;
+	spinlock_t irq_lock;
+	struct list_head items;
+	int count;
+	unsigned int flags;
+	struct semaphore lock;
+};
+
+static int add(struct dev *d, struct item *it)
+{
+	down(&d->lock);
+	if (d->count > 10) {
+		up(&d->lock);
+		return -EBUSY;
+	}
+	d->count++;
+	list_add(&it->node, &d->items);
+	dev_info(d->parent, "added\\n");
+	spin_lock(&d->irq_lock);
+	spin_unlock(&d->irq_lock);
+	up(&d->lock);
+	set_bit(1, &d->flags);
+	return 0;
+}
+"""
+
+
+def _sem(ops, kind="member"):
+    return {"id": "drivers/x/x.c:dev.lock",
+            "declared": {"path": "drivers/x/x.c", "kind": kind, "struct": "dev", "line": 7},
+            "ops": [{"path": "drivers/x/x.c", "line": n, "op": op, "function": "add"}
+                    for n, op in ops]}
+
+
+def test_members_changed_under_the_lock_are_what_it_protects():
+    sem = _sem([(12, "down"), (14, "up"), (22, "up")])
+    # count and items change under it (the early return's up() does not end the
+    # region); the parent pointer is only read, the spinlock is a lock, flags
+    # changes after the release
+    assert guarded_members(sem, lambda p: SRC) == ["count", "items"]
+
+
+def test_a_lock_that_is_no_member_or_never_released_protects_nothing_said():
+    assert guarded_members(_sem([(12, "down"), (22, "up")], kind="static"),
+                           lambda p: SRC) == []
+    assert guarded_members(_sem([(12, "down")]), lambda p: SRC) == []
+
+
+def test_the_definition_comment_says_what_it_protects_else_who_takes_it():
+    text = "struct dev {\n\tstruct mutex lock;\n};\n"
+    assert "\tstruct mutex lock; /* protects count and items */" in \
+        layout.definition_comment(text, 2, ["add"], ["count", "items"])
+    assert "\tstruct mutex lock; /* serialises add() */" in \
+        layout.definition_comment(text, 2, ["add"])
