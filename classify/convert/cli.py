@@ -35,6 +35,7 @@ def stable_record(outcome: Outcome, verified: dict | None) -> dict:
         rec["new_sparse"] = verified.get("new_sparse", [])
         rec["problems"] = verified.get("problems", [])
         rec["not_built"] = verified.get("not_built", [])
+        rec["testing"] = verified.get("testing", "")
     return rec
 
 
@@ -57,9 +58,13 @@ def merge_json(path: Path, updates: dict[str, dict], extra: dict) -> dict:
 
 
 def verify_all(kernel: Path, series: list[Series], build_dir: Path, vtree: Path,
-               logs: Path) -> tuple[dict[str, dict], dict]:
-    """Verify every series (each from the kernel's HEAD); ({id: record}, timings)."""
+               logs: Path, sems: dict[str, dict] | None = None
+               ) -> tuple[dict[str, dict], dict]:
+    """Verify every series (each from the kernel's HEAD), then write into each
+    patch what was tested (sems: the audit's records by id, for the boots that
+    ran them); ({id: record}, timings)."""
     from classify.crossbuild import Builds
+    from classify.convert.testing import finish_series
     from classify.convert.verify import verify_series
     records: dict[str, dict] = {}
     timings = {"prepare_seconds": 0.0, "verify_seconds": 0.0}
@@ -73,7 +78,9 @@ def verify_all(kernel: Path, series: list[Series], build_dir: Path, vtree: Path,
     builds.native()
     for s in todo:
         tree = fresh_worktree(kernel, vtree)
-        records.update(verify_series(tree, builds, s.dir, logs))
+        done = verify_series(tree, builds, s.dir, logs)
+        finish_series(tree, s.dir, done, sems or {})
+        records.update(done)
     timings["prepare_seconds"] = round(sum(builds.seconds.values()), 1)
     timings["verify_seconds"] = round(time.monotonic() - started, 1)
     return records, timings
@@ -130,7 +137,8 @@ def run_patches(args) -> int:
     if not args.no_verify:
         build_dir = args.build_dir or build_dir_for("allmodconfig", tree.version)
         records, vt = verify_all(tree.path, series, Path(build_dir).resolve(),
-                                 out.parent / "trees" / "verify", out / "logs")
+                                 out.parent / "trees" / "verify", out / "logs",
+                                 {s["id"]: s for s in audit.get("semaphores", [])})
         timings.update(vt)
     _print_outcomes(outcomes, records)
     full = {o.id: {**o.to_json(), "verification": records.get(o.id)} for o in outcomes}

@@ -5,7 +5,9 @@ semantic patch of one semaphore can make: hp_sdc's tsem and s_sync are waited
 for through a member pointer that also carries counting semaphores, so the
 driver's transaction needs a completion beside it.  A maintainer writes that
 patch once (`git format-patch`), names the audit ids it converts on
-`Converts: <id>` lines below its `---`, and `make patches` puts it in the
+`Converts: <id>` lines below its `---` (a person's patch carries their own
+Signed-off-by; one written under sem2mutex's placeholder identity is mailed as
+the signer's), and `make patches` puts it in the
 series of its MAINTAINERS entry instead of refusing those semaphores, then
 verifies it like the generated ones (git am, checkpatch, compiles, sparse).
 """
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from classify.convert.select import PatchError
+from classify.convert.message import is_placeholder
 from classify.paths import PROJECT_DIR, SERIES_ROOT
 from classify.tree import TreeError
 
@@ -24,6 +27,7 @@ _CONVERTS = re.compile(r"^Converts: (\S+)\s*$", re.M)
 _SUBJECT = re.compile(r"^Subject: (?:\[[^]]*\] )?(.*)$", re.M)
 _DIFFSTAT = re.compile(r"^ (\S.*\||\d+ files? changed)")
 _DIFF = re.compile(r"^diff --git a/(\S+) b/\S+$", re.M)
+_FROM = re.compile(r"^From: (.*?) <([^>]+)>$", re.M)
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,11 @@ def parse(path: Path) -> Handmade:
                          "line, a diff)")
     notes_part = rest.split("\ndiff --git ", 1)[0]
     ids = tuple(_CONVERTS.findall(notes_part))
+    author = _FROM.search(head)
+    if author and not is_placeholder(author.group(1), author.group(2)) and \
+            f"Signed-off-by: {author.group(1)} <{author.group(2)}>" not in head:
+        raise PatchError(f"{path}: written by {author.group(1)} <{author.group(2)}> but has "
+                         "no Signed-off-by of its author: add theirs (git commit -s)")
     if not ids:
         raise PatchError(f"{path}: names no semaphore: put a `Converts: <audit id>` line "
                          "below its --- for each one it converts")

@@ -38,18 +38,19 @@ class Entry:
     files: tuple[str, ...] = ()         # F:
     excludes: tuple[str, ...] = ()      # X:
     trees: tuple[str, ...] = ()         # T:
+    status: str = ""                    # S: Maintained, Odd Fixes, Orphan, ...
 
 
 def parse_maintainers(text: str) -> list[Entry]:
     """The sections of a MAINTAINERS file: a name line, then "X:\\tvalue" lines,
     up to a blank line (the preamble, before the first section, has no fields)."""
     entries: list[Entry] = []
-    name, fields = "", {"F": [], "X": [], "T": []}
+    name, fields = "", {"F": [], "X": [], "T": [], "S": []}
 
     def close() -> None:
         if name and fields["F"]:
             entries.append(Entry(name, tuple(fields["F"]), tuple(fields["X"]),
-                                 tuple(fields["T"])))
+                                 tuple(fields["T"]), " ".join(fields["S"])))
 
     for line in text.splitlines():
         m = re.match(r"^([A-Z]):\s*(.*?)\s*$", line)
@@ -58,7 +59,7 @@ def parse_maintainers(text: str) -> list[Entry]:
                 fields[m.group(1)].append(m.group(2))
         elif line.strip() and not m and not line.startswith((" ", "\t")):
             close()
-            name, fields = line.strip(), {"F": [], "X": [], "T": []}
+            name, fields = line.strip(), {"F": [], "X": [], "T": [], "S": []}
     close()
     return entries
 
@@ -116,6 +117,55 @@ def tree_tag(entries: list[Entry], paths: list[str]) -> str:
         if tags:
             return sorted(tags, key=lambda t: (not t.endswith("-next"), t))[0]
     return ""
+
+
+def on_tree(kernel: Path, tag: str) -> bool:
+    """Whether kernel's git repository holds the tree a tag names (a branch or
+    remote ref called after it: net-next, refs/remotes/net-next/main): a
+    subject carries a tree tag only on a base that is that tree."""
+    if not tag or not (Path(kernel) / ".git").exists():
+        return False
+    res = subprocess.run(["git", "-C", str(kernel), "for-each-ref", "--format=%(refname)",
+                          "refs/heads", "refs/remotes"], capture_output=True, text=True)
+    return any(tag in ref.split("/") or ref.endswith("/" + tag)
+               for ref in res.stdout.split())
+
+
+# S: values under which a patch needs a word on where it should go
+_UNUSUAL = {"orphan": "has no maintainer (S: Orphan)",
+            "odd fixes": "is looked after only for fixes (S: Odd Fixes)",
+            "obsolete": "is obsolete (S: Obsolete)"}
+
+
+def routing(entries: list[Entry], paths: list[str], tag: str, tagged: bool,
+            version: str) -> list[str]:
+    """What a sender must know about where a patch goes: an entry without a
+    maintainer (and the entry above it that get_maintainer.pl also names), the
+    tree the entry names when the base is not that tree, and recipients read
+    from a stable release's MAINTAINERS."""
+    out = []
+    chain: list[Entry] = []
+    for p in sorted(paths):
+        for e in most_specific(entries, p):
+            if e not in chain:
+                chain.append(e)
+    if chain:
+        first = chain[0]
+        why = _UNUSUAL.get(first.status.lower().strip())
+        if why:
+            above = next((e for e in chain[1:]
+                          if e.status.lower().strip() not in _UNUSUAL), None)
+            out.append(f"{first.name} {why}: "
+                       + (f"the patch goes to the list and maintainers of {above.name}, "
+                          "who decide whether a clean-up of this code is wanted."
+                          if above else "say in the mail who should take it."))
+    if tag and not tagged:
+        out.append(f"MAINTAINERS routes this through {tag}: the patch is based on "
+                   f"Linux {version}, so rebase it there before sending.")
+    if re.fullmatch(r"\d+\.\d+\.\d+", version or "") and not version.endswith(".0"):
+        out.append(f"The recipients come from the MAINTAINERS of Linux {version}, a "
+                   "stable release: check them against the current MAINTAINERS.")
+    return out
 
 
 def _tag(tree: str) -> str:

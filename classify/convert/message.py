@@ -1,5 +1,13 @@
-"""The words of a conversion patch: its commit message with the audit's evidence,
-the risks for a reviewer, the cover letter, and the identity that signs off.
+"""The words of a conversion patch: the commit message a maintainer reads (why
+the semaphore is a mutex or an event, who takes and releases it, where), the
+notes below the --- (what to check, how the patch was made), the cover letter,
+and the identity that signs off.
+
+The body is prose about the driver, with function names and no line numbers of
+the tree the tool read: those mean nothing upstream.  The audit's listing, the
+rule that decided and the command go below the ---, where git am drops them.
+The testing statement is not written here: the verification writes it from
+what it ran (classify.convert.testing).
 """
 
 from __future__ import annotations
@@ -8,10 +16,10 @@ import os
 import re
 import subprocess
 import textwrap
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from classify.convert.select import Outcome, PatchError
-from classify.convert.subject import common_prefix, summary
 from classify.convert.transform import SCRIPTS, cocci_id
 from classify.paths import PROJECT_DIR
 from classify.tree import GIT_ENV
@@ -20,56 +28,14 @@ from classify.tree import GIT_ENV
 SIGNATURE = "sem2mutex"
 
 
-def _ops_named(sem: dict) -> set[str]:
-    return {o["op"] for o in sem.get("ops", [])}
-
-
-def risks(sem: dict) -> list[str]:
-    """What a reviewer should look at, from the operations the semaphore has."""
-    ops = _ops_named(sem)
-    out = []
-    if sem["class"] == "mutex" and sem.get("rule") == "lock.paired_on_one_task":
-        out.append("A mutex must be released by the task that took it, never from "
-                   "interrupt context. Here it is taken in one function and released "
-                   "in another: the audit paired each take with its release on one "
-                   "task (the steps in the message); a caller outside the tree that "
-                   "calls one of those functions alone would break that.")
-    elif sem["class"] == "mutex":
-        out.append("A mutex must be released by the task that took it, never from "
-                   "interrupt context. The audit found every up() in the function that "
-                   "took the semaphore and none in atomic context; that proof covers "
-                   "this source only, not callers reached through function pointers.")
-        if ops & {"down_interruptible", "down_killable"}:
-            out.append("mutex_lock_interruptible() and mutex_lock_killable() return "
-                       "-EINTR like down_interruptible() and down_killable(): the "
-                       "values passed on are unchanged.")
-        if "down_trylock" in ops:
-            out.append("down_trylock() returns 0 on success, mutex_trylock() 1: the "
-                       "tests are inverted, check each one.")
-        out.append("A mutex may not be taken recursively, nor freed while held "
-                   "(CONFIG_DEBUG_MUTEXES and lockdep now check both).")
-    else:
-        out.append("A completion counts complete() calls as the semaphore counted up() "
-                   "calls, so a signal sent before the wait is not lost.")
-        if ops & {"down_interruptible", "down_killable"}:
-            out.append("wait_for_completion_interruptible()/_killable() return "
-                       "-ERESTARTSYS where down_interruptible()/down_killable() "
-                       "returned -EINTR: where the value is passed on, the patch keeps "
-                       "-EINTR explicitly; switching to -ERESTARTSYS is left to the "
-                       "maintainer.")
-        if "down_timeout" in ops:
-            out.append("wait_for_completion_timeout() returns 0 on timeout, "
-                       "down_timeout() 0 on success: the tests are inverted.")
-        if "down_trylock" in ops:
-            out.append("down_trylock() returns 0 on success, try_wait_for_completion() "
-                       "true: the tests are inverted.")
-        if len(sem.get("init", [])) > 1:
-            out.append("The semaphore is initialised more than once: check that each "
-                       "init_completion() runs while nobody waits.")
-    if sem["declared"]["path"].endswith(".h"):
-        out.append(f"The declaration is in {sem['declared']['path']}: only the files "
-                   "the audit ties to the semaphore were converted and compiled.")
-    return out
+@dataclass
+class Converted:
+    """One semaphore of a patch, as the conversion left it."""
+    sem: dict
+    new_name: str = ""          # the lock's name after the patch, "" when unchanged
+    name_kept: str = ""         # why a name that says "sem" stays
+    notes: list[str] = field(default_factory=list)   # for the reviewer
+    waits: list[str] = field(default_factory=list)   # waits under the lock, sentences
 
 
 def wrap(text: str, indent: str = "", width: int = 72, hang: int = 0) -> list[str]:
@@ -80,73 +46,265 @@ def wrap(text: str, indent: str = "", width: int = 72, hang: int = 0) -> list[st
                          break_long_words=False, break_on_hyphens=False)
 
 
-def reason_lines(reason: str) -> list[str]:
-    """One reason as "- " lines; a caller path the audit gives as "a -> b -> c"
-    is one hop per line, each indented under the reason, and a reason indented
-    by two spaces (a step of the one before) is a "  - " line."""
-    if reason.startswith("  "):    # one step of the reason before it
-        return wrap(reason, "  - ")
-    head, *hops = reason.split(" -> ")
-    if not hops:
-        return wrap(reason, "- ")
-    head, _, first = head.rpartition(": ")
-    out = wrap(head + ":", "- ")
-    for i, hop in enumerate([first, *hops]):
-        out += wrap(("-> " if i else "") + hop, "    ", 75, hang=3)
+def and_list(items: list[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def lock_name(sem: dict) -> str:
+    """The name a reader finds in the code: `poll_sem` for a member (with its
+    struct when the name says nothing alone: `hisi_hba.sem`), a global's name."""
+    name = sem["id"].rsplit(":", 1)[-1].split("@")[0]
+    field_name = name.split(".")[-1]
+    if "." in name and not _VAGUE.match(field_name):
+        return field_name
+    return name
+
+
+_VAGUE = re.compile(r"^(sem|sema|semaphore|lock|mutex|irq|wait|done|.{1,2})$")
+
+
+def functions(sem: dict, ops: tuple[str, ...]) -> list[str]:
+    """The functions holding the operations named by ops (prefixes: "down",
+    "up"), in the order of their first line."""
+    seen: dict[str, tuple] = {}
+    for o in sorted(sem.get("ops", []), key=lambda o: (o["path"], o["line"])):
+        if o["op"].startswith(ops) and o.get("function") and o["function"] not in seen:
+            seen[o["function"]] = (o["path"], o["line"])
+    return [f"{f}()" for f in seen]
+
+
+def _some(funcs: list[str], most: int = 5) -> str:
+    if len(funcs) <= most:
+        return and_list(funcs)
+    return ", ".join(funcs[:most - 1]) + f" and {len(funcs) - most + 1} other functions"
+
+
+# " (drivers/x/y.c:468)" and "drivers/x/y.c:1736, :1767 ": the tree's line numbers
+_AT_PAREN = re.compile(r"\s*\([\w./-]+\.[ch]:\d+(?:, :\d+)*\)")
+_AT = re.compile(r"\b[\w./-]+\.[ch]:\d+(?:, :\d+)*:?\s")
+
+
+def without_lines(text: str) -> str:
+    """A reason of the audit without the file:line of the tree it read."""
+    text = re.sub(r" at line \d+", "", _AT.sub("", _AT_PAREN.sub("", text)))
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _init_text(sem: dict) -> str:
+    forms = {i.get("form", "") for i in sem.get("init", [])}
+    if forms and forms <= {"DEFINE_SEMAPHORE", "DEFINE_BINARY_SEMAPHORE"}:
+        return "is defined with a count of 1"
+    return "is initialised to 1"
+
+
+def _steps(sem: dict) -> list[str]:
+    """The pairing proof's steps (the reasons indented under the one before)."""
+    return [without_lines(r) for r in sem.get("reasons", []) if r.startswith("  ")]
+
+
+_TRYLOCK = re.compile(r"^down_trylock\(\) in (\w+\(\)) runs in (\w+): (.*)$")
+
+
+def _chain_lines(chain: str) -> list[str]:
+    """"a() is x.y (process) -> a() calls b() -> ..." one hop a line."""
+    hops = [without_lines(h) for h in chain.split(" -> ")]
+    out = wrap(hops[0], "  ", 75, hang=2)
+    for hop in hops[1:]:
+        out += wrap("-> " + hop, "  ", 75, hang=3)
     return out
 
 
-def tested_line(sem: dict) -> str:
-    """"Compile-tested only." unless a boot exercised the semaphore as a mutex
-    without a report (the audit's runtime record says "exercised-clean"): then that
-    boot."""
-    rt = sem.get("runtime") or {}
-    boots = sorted({b["boot"] for b in rt.get("boots", []) if b.get("result") == "clean"
-                    and b.get("ops")})
-    if rt.get("status") != "exercised-clean" or not boots:
-        return "Compile-tested only."
-    return (f"Tested in QEMU: the {', '.join(boots)} boot{'s' if len(boots) > 1 else ''} "
-            "(CONFIG_DEBUG_MUTEX_FULL, lockdep) took it as a mutex with no report.")
+def lock_paragraph(item: Converted) -> list[str]:
+    """Why a semaphore is a mutex, and who takes and releases it."""
+    sem = item.sem
+    name = lock_name(sem)
+    takers = functions(sem, ("down",))
+    if sem.get("rule") == "lock.paired_on_one_task":
+        lines = wrap(f"{name} {_init_text(sem)} and is taken in one function and "
+                     "released in another, always by the same task:")
+        lines += [ln for s in _steps(sem) for ln in wrap(s, "- ", 72, hang=0)]
+        lines += wrap("No release runs in interrupt context, and its address is not "
+                      "handed to other code.")
+    else:
+        guards = sem.get("guards") or []
+        protects = f", protects {and_list(guards)}," if guards else ""
+        lines = wrap(f"{name} {_init_text(sem)}{protects} and is only held inside "
+                     f"{_some(takers)}: {'each of them releases' if len(takers) > 1 else 'it releases'} "
+                     "it on every path before returning, nothing else releases it, and "
+                     "no release runs in interrupt context.")
+    for r in sem.get("reasons", []):
+        m = _TRYLOCK.match(r)
+        if m:
+            lines += [""] + wrap(f"The down_trylock() in {m.group(1)} becomes "
+                                 f"mutex_trylock(); it is only reached from {m.group(2)} "
+                                 "context:")
+            lines += _chain_lines(m.group(3))
+    return lines
 
 
-def commit_message(sem: dict, prefix: str, version: str, signoff: str | None) -> str:
-    """The message: what the semaphore is used as and why (every reason, each
-    caller path), the audit's evidence, whether it was tested, the sign-off.
-    What is for the reviewer only goes below the --- (reviewer_notes)."""
-    d = sem["declared"]
-    name = sem["id"].rsplit(":", 1)[-1]
-    where = (f"struct {d['struct']} member {name.split('.')[-1]}" if d["kind"] == "member"
-             else f"{d['kind']} {name.split('@')[0]}")
-    target = {"mutex": "a mutex", "completion": "a completion"}[sem["class"]]
-    body = wrap(f"The semaphore {where} ({d['path']}:{d['line']}) is used as {target}:")
-    body += [line for r in sem["reasons"] for line in reason_lines(r)]
-    body += [""]
-    body += wrap(
-        {"mutex": "A mutex states that intent: it has an owner, lockdep and "
-                  "CONFIG_DEBUG_MUTEXES check how it is used, and it spins "
-                  "optimistically instead of sleeping at once.",
-         "completion": "A completion states that intent (one side waits for an event "
-                       "the other signals) and is what the kernel uses for it. Like "
-                       "the semaphore, it counts the signals that come before a wait: "
-                       "each complete() lets one wait_for_completion() through."}[sem["class"]])
-    body += ["", f"Every use of it (sem2mutex audit of Linux {version}):"]
-    # checkpatch wants commit description lines of at most 75 columns
-    body += [line for e in sem["evidence"] for line in wrap(e, "  ", 75, hang=2)]
-    body += ["", tested_line(sem)]
+def _signal_context(sem: dict) -> list[str]:
+    """Where an up() runs with a lock held or from a callback: complete() may
+    be called there as up() was."""
+    out = []
+    for o in sorted(sem.get("ops", []), key=lambda o: (o["path"], o["line"])):
+        at = o.get("atomic") or ""
+        if not (o["op"] == "up" and at and o.get("function")):
+            continue
+        m = re.match(r"called from (\w+\(\)), an interrupt/timer/tasklet callback", at)
+        where = (f"from {m.group(1)}, an interrupt, timer or tasklet callback" if m
+                 else "with a spinlock held or interrupts off")
+        text = f"{o['function']}() signals it {where}"
+        if text not in out:
+            out.append(text)
+    return out
+
+
+def event_paragraph(item: Converted) -> list[str]:
+    """Why a semaphore is an event, who waits for it and who signals it."""
+    sem = item.sem
+    name = lock_name(sem)
+    waiters = functions(sem, ("down",))
+    signals = functions(sem, ("up",))
+    start = ("is initialised to 1 and taken at once, so it starts at 0"
+             if any("taken at once" in r for r in sem.get("reasons", []))
+             else "starts at 0")
+    lines = wrap(f"{name} {start} and is used to wait for an event: {_some(waiters)} "
+                 f"{'waits' if len(waiters) == 1 else 'wait'} for it, {_some(signals)} "
+                 f"{'signals' if len(signals) == 1 else 'signal'} it, and no function "
+                 "does both.")
+    where = _signal_context(sem)
+    if where:
+        lines += wrap(f"{and_list(where).capitalize()}: complete() may be called there "
+                      "as up() was.")
+    return lines
+
+
+def _renames(items: list[Converted]) -> list[str]:
+    done = [f"{lock_name(i.sem)} to {i.new_name}" for i in items if i.new_name]
+    if not done:
+        return []
+    return wrap(f"Rename {and_list(done)}, so that the name says what it is.")
+
+
+_CLOSING = {
+    "mutex": ("A mutex says so: lockdep and CONFIG_DEBUG_MUTEXES check how it is used "
+              "(its owner, recursion, a release by another task, freeing it while "
+              "held), and a contended lock spins optimistically instead of sleeping "
+              "at once."),
+    "completion": ("A completion says so, and like the semaphore it counts the "
+                   "signals that come before a wait: none is lost."),
+}
+
+
+def commit_message(prefix: str, subject: str, items: list[Converted],
+                   signoff: str | None) -> str:
+    """The message of one patch (one driver): a paragraph per lock, the renames,
+    what the new type gives, the waits under a lock the conversion makes
+    visible, the sign-off.  What is for the reviewer only goes below the ---
+    (reviewer_notes); the testing statement is added by the verification."""
+    body: list[str] = []
+    for item in items:
+        para = (lock_paragraph if item.sem["class"] == "mutex" else event_paragraph)(item)
+        body += para + [""]
+    body += _renames(items) + ([""] if _renames(items) else [])
+    for cls in ("mutex", "completion"):
+        if any(i.sem["class"] == cls for i in items):
+            body += wrap(_CLOSING[cls]) + [""]
+    for item in items:
+        for wait in item.waits:
+            body += wrap(without_lines(wait) + " It is left for a separate fix.") + [""]
     if signoff:
-        body += ["", f"Signed-off-by: {signoff}"]
-    return f"{prefix}{summary(sem)}\n\n" + "\n".join(body) + "\n"
+        body += [f"Signed-off-by: {signoff}"]
+    while body and not body[-1]:
+        body.pop()
+    return f"{prefix}{subject}\n\n" + "\n".join(body) + "\n"
 
 
-def reviewer_notes(sem: dict, extra: list[str] = ()) -> str:
-    """What goes below the --- of the patch: the risks to check, extra notes
-    (comments that still speak of the semaphore), how it was generated."""
-    lines = ["Notes for the reviewer:"]
-    lines += [line for r in [*risks(sem), *extra] for line in wrap(r, "- ")]
-    # the short id: the script matches a path by its end
-    short = re.sub(r"^.*/", "", cocci_id(sem))
-    lines += [""] + wrap(f"Generated with sem2mutex: spatch --sp-file "
-                         f"{SCRIPTS[sem['class']]}.cocci -D patch -D sem={short}")
+def risks(sem: dict) -> list[str]:
+    """What a reviewer should check for this semaphore that is its own: a take
+    and release in two functions, and each return value whose test turns over."""
+    ops = {o["op"] for o in sem.get("ops", [])}
+    name = lock_name(sem)
+    out = []
+    if sem["class"] == "mutex":
+        if sem.get("rule") == "lock.paired_on_one_task":
+            out.append(f"{name} is taken in one function and released in another; "
+                       "the audit paired each take with its release on one task, for "
+                       "the callers in this tree: a caller elsewhere that calls one of "
+                       "them alone would break that.")
+        if "down_trylock" in ops:
+            out.append("down_trylock() returns 0 on success, mutex_trylock() 1: each "
+                       "test is turned over.")
+    else:
+        if ops & {"down_interruptible", "down_killable"}:
+            out.append("wait_for_completion_interruptible()/_killable() return "
+                       "-ERESTARTSYS where down_interruptible()/down_killable() "
+                       "returned -EINTR: where the value is passed on, the patch keeps "
+                       "-EINTR.")
+        if "down_timeout" in ops:
+            out.append("wait_for_completion_timeout() returns 0 on a timeout, "
+                       "down_timeout() 0 on success: each test is turned over.")
+        if "down_trylock" in ops:
+            out.append("try_wait_for_completion() returns true where down_trylock() "
+                       "returned 0: each test is turned over.")
+        if len(sem.get("init", [])) > 1:
+            out.append(f"{name} is initialised in more than one place: check that "
+                       "each init_completion() runs while nobody waits.")
+    return out
+
+
+def shared_risks(items: list[Converted]) -> list[str]:
+    """What holds for several locks of a patch, said once: the limit of the
+    proof that every take is released in its function, and the declarations in
+    headers whose other users were not converted."""
+    out = []
+    local = [lock_name(i.sem) for i in items if i.sem["class"] == "mutex"
+             and i.sem.get("rule") != "lock.paired_on_one_task"]
+    if local:
+        out.append(f"The audit found every release of {and_list(local)} in the function "
+                   "that took it; callers reached only through function pointers outside "
+                   "this tree were not seen.")
+    headers = sorted({i.sem["declared"]["path"] for i in items
+                      if i.sem["declared"]["path"].endswith(".h")})
+    if headers:
+        out.append(f"Declared in {and_list(headers)}: only the files the audit ties to "
+                   "the locks were converted and compiled.")
+    return out
+
+
+def provenance(items: list[Converted], version: str) -> list[str]:
+    """How the patch was made: per semaphore, the audit's rule and every use
+    with the line numbers of the tree it read, and the command."""
+    lines = [f"Made by sem2mutex from its audit of Linux {version}:"]
+    for item in items:
+        sem = item.sem
+        lines += [f"- {sem['id']}", f"  {sem['class']}, by the rule {sem.get('rule', '')}:"]
+        lines += [ln for e in sem.get("evidence", []) for ln in wrap(e, "    ", 75, hang=2)]
+        short = re.sub(r"^.*/", "", cocci_id(sem))
+        # one line, to copy as it is
+        lines += [f"    spatch --sp-file {SCRIPTS[sem['class']]}.cocci -D patch -D sem={short}"]
+    return lines
+
+
+def reviewer_notes(items: list[Converted], version: str, routing: list[str] = ()) -> str:
+    """What goes below the --- of the patch: what to check, where to send it,
+    how it was made."""
+    checks = [r for item in items for r in risks(item.sem)]
+    checks += shared_risks(items) + [n for item in items for n in item.notes]
+    checks += [f"{lock_name(i.sem)} keeps its name: {i.name_kept}" for i in items
+               if i.name_kept]
+    lines: list[str] = []
+    if checks:
+        lines = ["Notes for the reviewer:"]
+        lines += [ln for r in checks for ln in wrap(r, "- ")]
+        lines += [""]
+    if routing:
+        lines += [ln for r in routing for ln in wrap(r)] + [""]
+    lines += provenance(items, version)
     return "\n".join(lines) + "\n"
 
 
@@ -170,6 +328,11 @@ class IdentityError(PatchError):
     """No identity to sign the patches off with."""
 
 
+def is_placeholder(name: str, email: str) -> bool:
+    """sem2mutex's own identity, or an address at a reserved domain."""
+    return name == GIT_ENV["GIT_AUTHOR_NAME"] or bool(PLACEHOLDER_DOMAINS.search(email))
+
+
 def identity(repo: Path = PROJECT_DIR, env: dict[str, str] | None = None
              ) -> tuple[str, str]:
     """(name, email) to sign off with: GIT_AUTHOR_NAME/EMAIL from the environment,
@@ -189,7 +352,7 @@ def identity(repo: Path = PROJECT_DIR, env: dict[str, str] | None = None
         raise IdentityError("no identity to sign off with: set git config user.name "
                             "and user.email (or GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL), or "
                             "SIGNOFF=0 (--no-signoff) for patches without Signed-off-by")
-    if name == GIT_ENV["GIT_AUTHOR_NAME"] or PLACEHOLDER_DOMAINS.search(email):
+    if is_placeholder(name, email):
         raise IdentityError(f"{name} <{email}> is a placeholder, not an identity to "
                             "sign off with: set git config user.name/user.email (or "
                             "GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL), or SIGNOFF=0 "
@@ -206,36 +369,55 @@ def commit_env(name: str, email: str) -> dict[str, str]:
     return env
 
 
-def cover_text(subsystem: str, outcomes: list[Outcome], version: str,
-               prefixes: list[str] | None = None) -> tuple[str, str]:
-    """(subject, blurb) of a series' cover letter: the counts, what was refused and why."""
-    done = [o for o in outcomes if o.status == "converted"]
-    refused = [o for o in outcomes if o.status == "refused"]
-    kinds = sorted({o.cls for o in done})
-    plural = {"mutex": ("a mutex", "mutexes"), "completion": ("a completion", "completions")}
-    subject = (common_prefix(prefixes or [], subsystem)
-               + (f"Convert {len(done)} semaphores to " if len(done) > 1
-                  else "Convert a semaphore to ")
-               + " and ".join(plural[k][len(done) > 1] for k in kinds))
-    hand = sorted({o.hand for o in done if o.hand})
-    lines = wrap(f"These patches convert the struct semaphores of {subsystem} that the "
-                  f"sem2mutex audit of Linux {version} classes as a mutex or a "
-                  f"completion. Each {'generated ' if hand else ''}patch converts one "
-                  "semaphore, says why it is one (with file:line evidence) and what to "
-                  "check.")
-    lines += ["", f"Converted: {len(done)} "
-              f"({sum(o.cls == 'mutex' for o in done)} to a mutex, "
-              f"{sum(o.cls == 'completion' for o in done)} to a completion)",
-              f"Refused: {len(refused)}"]
+MOTIVATION = (
+    "Most of the struct semaphores left in the kernel are binary and used as "
+    "mutexes, or count events that a completion describes better. The generic "
+    "mutex subsystem was merged in 2006 with a path for moving them over that was "
+    "never finished; these patches continue it for the code below. A mutex gets "
+    "lockdep and CONFIG_DEBUG_MUTEXES checking (owner, recursion, a release by "
+    "another task, freeing while held) and optimistic spinning; a completion says "
+    "that one side waits for an event that the other signals.")
+
+
+def _kinds(classes: set[str], many: bool) -> str:
+    names = {"mutex": ("a mutex", "mutexes"), "completion": ("a completion", "completions")}
+    return " and ".join(names[c][many] for c in sorted(classes, reverse=True))
+
+
+def cover_subject(prefix: str, classes: set[str]) -> str:
+    return f"{prefix}Convert semaphores to {_kinds(classes, True)}"
+
+
+def patch_summary(items: list[Converted]) -> str:
+    """One sentence per patch for the cover letter: what it converts and who
+    uses it."""
+    parts = []
+    for item in items:
+        sem = item.sem
+        if sem["class"] == "mutex":
+            parts.append(f"{lock_name(sem)}, held in {_some(functions(sem, ('down',)), 3)}, "
+                         "to a mutex")
+        else:
+            parts.append(f"{lock_name(sem)}, waited for in "
+                         f"{_some(functions(sem, ('down',)), 3)}, to a completion")
+    return "converts " + and_list(parts) + "."
+
+
+def cover_text(patches: list[tuple[str, str]], refused: list[Outcome], version: str,
+               routing: list[str]) -> str:
+    """The blurb of a series' cover letter: why, what each patch does (patches:
+    (subject without [PATCH], summary)), what was left out and why, the base,
+    where to send it.  The testing paragraph is added by the verification."""
+    lines = wrap(MOTIVATION) + [""]
+    for n, (subj, what) in enumerate(patches, 1):
+        lines += wrap(f"Patch {n} ({subj.rsplit(': ', 1)[0]}) {what}") + [""]
     for o in refused:
-        lines += wrap(f"{o.id}: {'; '.join(o.why)}", "- ")
-    lines += [""] + wrap("Each patch was generated by a semantic patch of sem2mutex; "
-                         "its notes name the command and what to check."
-                         if not hand else
-                         "Each patch was generated by a semantic patch of sem2mutex "
-                         f"(its notes name the command and what to check), but "
-                         f"{', '.join(hand)}, written by hand and verified the same way.")
-    return subject, "\n".join(lines)
+        lines += wrap(f"Not converted: {o.id}: {'; '.join(o.why)}") + [""]
+    lines += wrap(f"Based on Linux {version}.") + [""]
+    lines += [ln for r in routing for ln in wrap(r)]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
 
 
 def fill_cover(cover: Path, subject: str, blurb: str) -> None:

@@ -7,20 +7,25 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from classify.convert.handmade import Handmade, conversions_for
-from classify.convert.maintainers import (add_recipients, read_entries, recipients,
-                                          section_for, tree_tag, union)
-from classify.convert.message import (SIGNATURE, commit_env, commit_message, cover_text,
-                                      fill_cover, identity, insert_notes, reviewer_notes, wrap)
+from classify.census.waits import lock_findings
+from classify.convert.protects import guarded_members
+from classify.convert.maintainers import (add_recipients, on_tree, read_entries, recipients,
+                                          routing, section_for, tree_tag, union)
+from classify.convert.message import (SIGNATURE, Converted, commit_env, commit_message,
+                                      cover_subject, cover_text, fill_cover, identity,
+                                      insert_notes, is_placeholder, patch_summary,
+                                      reviewer_notes, wrap)
 from classify.convert.select import Outcome, select, sem_paths, series_subsystem
-from classify.convert.subject import has_history, patch_prefix
+from classify.convert.subject import common_prefix, has_history, patch_prefix, summary
 from classify.convert.transform import convert, files_for, stale_comments
 from classify.paths import slug
 from classify.tree import GIT_ENV, TreeError, git, git_am, make_worktree
@@ -55,10 +60,12 @@ class Series:
 @dataclass
 class Plan:
     """One series to make: its name (the MAINTAINERS entry, else the audit's
-    subsystem), the subject's tree tag, its semaphores."""
+    subsystem), the tree its MAINTAINERS entries name, its semaphores, and the
+    files they touch (for the notes on where the series goes)."""
     name: str
     tag: str
     sems: list[dict]
+    paths: list[str] = field(default_factory=list)
 
 
 def plan_series(kernel: Path, sems: list[dict], hand: dict[str, Handmade] | None = None
@@ -70,110 +77,205 @@ def plan_series(kernel: Path, sems: list[dict], hand: dict[str, Handmade] | None
     hand = hand or {}
     groups: dict[str, list[dict]] = {}
     tags: dict[str, list[str]] = {}
+    paths: dict[str, set[str]] = {}
     for sem in sems:
-        paths = list(hand[sem["id"]].files) if sem["id"] in hand else sem_paths(sem)
-        entry = section_for(entries, paths)
+        files = list(hand[sem["id"]].files) if sem["id"] in hand else sem_paths(sem)
+        entry = section_for(entries, files)
         name = entry.name if entry else series_subsystem(sem)
         groups.setdefault(name, []).append(sem)
-        tags.setdefault(name, []).append(tree_tag(entries, paths))
+        tags.setdefault(name, []).append(tree_tag(entries, files))
+        paths.setdefault(name, set()).update(files)
     return [Plan(name, min(tags[name], key=lambda t: (-tags[name].count(t), t)),
-                 groups[name]) for name in sorted(groups)]
+                 groups[name], sorted(paths[name])) for name in sorted(groups)]
 
 
-def _convert_one(tree: Path, kernel: Path, sem: dict, name: str, version: str,
-                 signoff: str | None, env: dict[str, str]) -> tuple[Outcome, str, str]:
-    """One semaphore converted and committed: (outcome, subject prefix, notes)."""
+def driver_of(kernel: Path, sem: dict, tree: Path) -> str:
+    """The subject prefix of the driver a semaphore belongs to: the semaphores of
+    one driver go into one patch."""
     files = files_for(sem, tree)
+    return patch_prefix(kernel, [f for f in files if f.endswith(".c")] or files)
+
+
+@dataclass
+class Commit:
+    """One patch of a series: its outcomes, its subject (without [PATCH]), the
+    semaphores it converts (none for a hand-written one, which brings its own
+    notes), and the sentence the cover letter gives it."""
+    outcomes: list[Outcome]
+    subject: str
+    items: list[Converted]
+    summary: str
+    cls: set[str]
+    hand_notes: str = ""
+
+    def notes(self, version: str, routes: list[str]) -> str:
+        """Below the ---: a patch without a cover letter says where it goes."""
+        if self.items:
+            return reviewer_notes(self.items, version, routes)
+        lines = [ln for r in routes for ln in wrap(r)]
+        return self.hand_notes + ("\n" + "\n".join(lines) + "\n" if lines else "")
+
+
+def _convert_one(tree: Path, kernel: Path, sem: dict, name: str
+                 ) -> tuple[Outcome, Converted | None]:
+    """One semaphore converted and committed (a commit of its own, squashed
+    with the others of its driver later)."""
+    files = files_for(sem, tree)
+    # what it protects, read where the audit read (its line numbers)
+    sem = {**sem, "guards": guarded_members(sem, _reader(kernel))}
     log.info("%s: converting %s to a %s (%d file(s))", name, sem["id"],
              sem["class"], len(files))
     conv = convert(tree, sem, files)
     if conv.refusals or conv.errors:
         return (Outcome(sem["id"], "refused", conv.refusals + conv.errors,
-                        cls=sem["class"], series=name, files=files), "", "")
-    cfiles = [f for f in conv.changed if f.endswith(".c")] or conv.changed
-    prefix = patch_prefix(kernel, cfiles)
+                        cls=sem["class"], series=name, files=files), None)
     git(tree, "add", "-u", "--", *conv.changed)
-    commit_with_message(tree, commit_message(sem, prefix, version, signoff), env)
-    lock = sem["id"].rsplit(":", 1)[-1].split("@")[0].split(".")[-1]
-    notes = reviewer_notes(sem, stale_comments(tree, name=lock))
+    commit_with_message(tree, f"convert {sem['id']}\n", GIT_ENV)
+    item = Converted(sem, conv.new_name, conv.name_kept, list(conv.notes),
+                     waits_of(kernel, sem))
     return (Outcome(sem["id"], "converted", [], cls=sem["class"], series=name,
-                    files=conv.changed), prefix, notes)
+                    files=conv.changed), item)
+
+
+def waits_of(kernel: Path, sem: dict) -> list[str]:
+    """What the conversion makes lockdep see (classify.census.waits): a wait under
+    the lock for work that takes it, several instances held at once; sentences
+    for the message, read where the audit read (its line numbers)."""
+    if sem["class"] != "mutex":
+        return []
+    return [f.sentence() for f in lock_findings(sem, _reader(kernel))]
+
+
+def _reader(tree: Path):
+    def source(rel: str) -> str:
+        try:
+            return (tree / rel).read_text(errors="replace")
+        except OSError:
+            return ""
+    return source
+
+
+def _convert_driver(tree: Path, kernel: Path, sems: list[dict], name: str,
+                    me: str | None, env: dict[str, str]) -> tuple[list[Outcome], Commit | None]:
+    """The semaphores of one driver, converted one after another, as one commit."""
+    start = git(tree, "rev-parse", "HEAD").strip()
+    outcomes, items = [], []
+    for sem in sems:
+        outcome, item = _convert_one(tree, kernel, sem, name)
+        outcomes.append(outcome)
+        if item is not None:
+            items.append(item)
+    if not items:
+        return outcomes, None
+    changed = sorted({f for o in outcomes for f in o.files if o.status == "converted"})
+    prefix = patch_prefix(kernel, [f for f in changed if f.endswith(".c")] or changed)
+    git(tree, "reset", "-q", "--soft", start)
+    subj = summary([i.sem for i in items])
+    commit_with_message(tree, commit_message(prefix, subj, items, me), env)
+    for lock in {i.sem["id"].rsplit(":", 1)[-1].split("@")[0].split(".")[-1]
+                 for i in items}:
+        for stale in stale_comments(tree, name=lock):
+            items[0].notes.append(stale)
+    done = [o for o in outcomes if o.status == "converted"]
+    return outcomes, Commit(done, prefix + subj, items, patch_summary(items),
+                            {i.sem["class"] for i in items})
 
 
 def _apply_handmade(tree: Path, sem: dict, hand: Handmade, name: str,
-                    signoff: str | None, env: dict[str, str]) -> tuple[Outcome, str, str]:
-    """A hand-written conversion committed with git am: (outcome, subject prefix,
-    notes); refused, with git's reason, when it does not apply."""
+                    signoff: str | None, env: dict[str, str]) -> tuple[Outcome, Commit | None]:
+    """A hand-written conversion committed with git am; refused, with git's
+    reason, when it does not apply.  A patch written under sem2mutex's own
+    placeholder identity is mailed as the signer's (the author must be the one
+    who signs off)."""
     log.info("%s: applying %s (written by hand) for %s", name, hand.path.name, sem["id"])
     failed = git_am(tree, hand.path, signoff=bool(signoff), env=env)
     if failed:
         return (Outcome(sem["id"], "refused", [f"{hand.name} does not apply: {failed}"],
-                        cls=sem["class"], series=name, hand=hand.name), "", "")
+                        cls=sem["class"], series=name, hand=hand.name), None)
+    if signoff:
+        author = git(tree, "log", "-1", "--format=%an%x00%ae").strip().split("\0")
+        if is_placeholder(*author):
+            git(tree, "commit", "-q", "--amend", "--no-edit", "--reset-author", env=env)
     lines = [hand.notes.rstrip("\n"), ""] if hand.notes else []
     lines += [f"Written by hand: {hand.name}"]
     lines += wrap(f"It converts {', '.join(hand.ids)}; sem2mutex verified it as it "
                   "verifies the patches it generates.")
-    return (Outcome(sem["id"], "converted", [], cls=sem["class"], series=name,
-                    files=list(hand.files), hand=hand.name), hand.prefix,
-            "\n".join(lines) + "\n")
+    outcome = Outcome(sem["id"], "converted", [], cls=sem["class"], series=name,
+                      files=list(hand.files), hand=hand.name)
+    what = re.split(r": | - ", hand.subject)[-1]
+    return outcome, Commit([outcome], hand.subject, [],
+                           f"was written by hand: {what[:1].lower() + what[1:]}.",
+                           {sem["class"]}, "\n".join(lines) + "\n")
 
 
 def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
                 version: str, signoff: tuple[str, str] | None,
                 hand: dict[str, Handmade] | None = None) -> Series:
-    """Convert the plan's semaphores one commit each, then write the series:
-    notes below each patch's ---, each patch's own recipients, their union on
-    the cover letter (there is one only for several patches)."""
+    """Convert the plan's semaphores, one commit per driver (a hand-written
+    conversion is a commit of its own), then write the series: notes below each
+    patch's ---, each patch's own recipients, their union on the cover letter
+    (there is one only for several patches)."""
     name = slug(plan.name.lower())
     tree = fresh_worktree(kernel, worktree)
     base = git(tree, "rev-parse", "HEAD").strip()
     env = commit_env(*(signoff or (GIT_ENV["GIT_AUTHOR_NAME"], GIT_ENV["GIT_AUTHOR_EMAIL"])))
     me = f"{signoff[0]} <{signoff[1]}>" if signoff else None
     hand = hand or {}
-    outcomes, prefixes, notes = [], [], []
-    commits: list[list[Outcome]] = []   # the outcomes of each commit, in order
-    applied: dict[Path, list[Outcome]] = {}     # hand-written patch -> its commit's
+    entries = read_entries(kernel)
+    tagged = on_tree(kernel, plan.tag)
+    routes = routing(entries, plan.paths, plan.tag, tagged, version)
+    outcomes: list[Outcome] = []
+    commits: list[Commit] = []
+    applied: dict[Path, Commit] = {}     # hand-written patch -> its commit
+    drivers: dict[str, list[dict]] = {}
     for sem in plan.sems:
         h = hand.get(sem["id"])
-        if h is not None and h.path in applied:     # one patch, several semaphores
+        if h is None:
+            drivers.setdefault(driver_of(kernel, sem, tree), []).append(sem)
+            continue
+        if h.path in applied:                     # one patch, several semaphores
             outcome = Outcome(sem["id"], "converted", [], cls=sem["class"], series=name,
                               files=list(h.files), hand=h.name)
-            applied[h.path].append(outcome)
+            applied[h.path].outcomes.append(outcome)
             outcomes.append(outcome)
             continue
-        if h is not None:
-            outcome, prefix, note = _apply_handmade(tree, sem, h, name, me, env)
-        else:
-            outcome, prefix, note = _convert_one(tree, kernel, sem, name, version, me, env)
+        outcome, commit = _apply_handmade(tree, sem, h, name, me, env)
         outcomes.append(outcome)
-        if outcome.status == "converted":
-            prefixes.append(prefix)
-            notes.append(note)
-            commits.append([outcome])
-            if h is not None:
-                applied[h.path] = commits[-1]
+        if commit is not None:
+            commits.append(commit)
+            applied[h.path] = commit
+    for sems in drivers.values():
+        done, commit = _convert_driver(tree, kernel, sems, name, me, env)
+        outcomes += done
+        if commit is not None:
+            commits.append(commit)
     out = out_root / name
     shutil.rmtree(out, ignore_errors=True)
     patches: list[Path] = []
-    if notes:
+    if commits:
         out.mkdir(parents=True)
-        patches = format_patch(tree, base, out, len(notes) > 1, plan.tag,
+        several = len(commits) > 1
+        patches = format_patch(tree, base, out, several, plan.tag if tagged else "",
                                has_history(kernel), env)
-        own = patches[1:] if len(notes) > 1 else patches
+        own = patches[1:] if several else patches
         lists = []
-        for patch, note in zip(own, notes):
-            insert_notes(patch, note)
+        for patch, commit in zip(own, commits):
+            insert_notes(patch, commit.notes(version, [] if several else routes))
             # the sender (the From: get_maintainer.pl reads) is no recipient
             lists.append(recipients(tree, patch, env["GIT_AUTHOR_EMAIL"]))
             add_recipients(patch, *lists[-1])
-        if len(notes) > 1:
-            subject, blurb = cover_text(plan.name, outcomes, version, prefixes)
-            fill_cover(patches[0], subject, blurb)
+            for o in commit.outcomes:
+                o.patch = patch.name
+        if several:
+            refused = [o for o in outcomes if o.status == "refused"]
+            prefix = common_prefix([c.subject.rsplit(": ", 1)[0] + ": " for c in commits],
+                                   plan.name)
+            fill_cover(patches[0],
+                       cover_subject(prefix, set().union(*(c.cls for c in commits))),
+                       cover_text([(c.subject, c.summary) for c in commits], refused,
+                                  version, routes))
             add_recipients(patches[0], union([t for t, _ in lists]),
                            union([c for _, c in lists]))
-        for patch, done in zip(own, commits):
-            for o in done:
-                o.patch = patch.name
     result = Series(name, plan.name, out, patches, outcomes)
     write_series_index(result, version)
     return result

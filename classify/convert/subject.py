@@ -112,19 +112,42 @@ def subject_prefix(paths: list[str]) -> str:
     return f"{label}: {comp}: "
 
 
-# member names that say nothing of what they guard: the subject names the struct too
+# member names that say nothing of what they guard: the subject names the struct
 _VAGUE = re.compile(r"^(sem|sema|semaphore|lock|mutex|irq|wait|done|.{1,2})$")
+# what a name says of the type, which the subject need not repeat
+_TYPE_WORD = re.compile(r"(?:^|_)(?:semaphore|sema|sem|mutex|lock)$")
 
 
-def summary(sem: dict) -> str:
-    """"Convert poll_sem to a mutex": the lock's own name (a member's, without its
-    struct, unless the name alone is vague: "Convert ieee1284_info.irq to a
-    completion"), capitalised as upstream subjects are after their prefix."""
+def lock_stem(sem: dict) -> str:
+    """What the lock is called without the word for its type: "poll" for
+    poll_sem, "pll" for pll_mutex, the struct for a member named sem
+    ("hisi_hba"), the struct and member for a vague one ("ieee1284_info.irq")."""
     name = sem["id"].rsplit(":", 1)[-1].split("@")[0]
-    if not _VAGUE.match(name.split(".")[-1]):
-        name = name.split(".")[-1]
-    what = {"mutex": "a mutex", "completion": "a completion"}[sem["class"]]
-    return f"Convert {name} to {what}"
+    struct, _, member = name.rpartition(".")
+    stem = _TYPE_WORD.sub("", member)
+    if stem and not _VAGUE.match(stem):
+        return stem
+    if stem:
+        return name
+    return struct or name
+
+
+def summary(sems: list[dict], limit: int = 64) -> str:
+    """"Convert the poll semaphore to a mutex": what the patch converts, by the
+    locks' names without the word for their type (a subject that says "Convert
+    pll_mutex to a mutex" says nothing); several: "the a and b semaphores", or
+    "the driver's semaphores" when that would be long."""
+    classes = sorted({s["class"] for s in sems}, reverse=True)
+    many = len(sems) > 1
+    names = {"mutex": ("a mutex", "mutexes"), "completion": ("a completion", "completions")}
+    what = " and ".join(names[c][many] for c in classes)
+    if not many:
+        return f"Convert the {lock_stem(sems[0])} semaphore to {what}"
+    text = f"Convert the {' and '.join(lock_stem(s) for s in sems)} semaphores to {what}" \
+        if len(sems) == 2 else ""
+    if not text or len(text) > limit:
+        text = f"Convert the driver's semaphores to {what}"
+    return text
 
 
 # subjects that say nothing of the files' own prefix

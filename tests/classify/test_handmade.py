@@ -71,6 +71,20 @@ def test_a_conversion_that_names_nothing_or_is_no_patch_is_an_error(tmp_path):
         handmade.read_conversions(patch.parent)
 
 
+def test_a_person_s_conversion_carries_their_own_sign_off(tmp_path, monkeypatch):
+    person = {"GIT_AUTHOR_NAME": "Ada Lovelace", "GIT_AUTHOR_EMAIL": "ada@kernel.org"}
+    monkeypatch.setitem(ENV, "GIT_AUTHOR_NAME", person["GIT_AUTHOR_NAME"])
+    monkeypatch.setitem(ENV, "GIT_AUTHOR_EMAIL", person["GIT_AUTHOR_EMAIL"])
+    unsigned = write_hand_patch(tmp_path / "a")
+    with pytest.raises(select.PatchError, match="no Signed-off-by of its author"):
+        handmade.parse(unsigned)
+    signed = write_hand_patch(tmp_path / "b")
+    text = signed.read_text().replace("By hand.\n", "By hand.\n\n"
+                                      "Signed-off-by: Ada Lovelace <ada@kernel.org>\n", 1)
+    signed.write_text(text)
+    assert handmade.parse(signed).ids
+
+
 def test_an_id_two_conversions_name_is_an_error(tmp_path):
     patch = write_hand_patch(tmp_path)
     (patch.parent / "0002-again.patch").write_text(patch.read_text())
@@ -140,11 +154,13 @@ def test_generate_applies_a_hand_patch_once_for_its_semaphores(tmp_path, monkeyp
     text = (s.dir / hand_patch).read_text()
     # the first of the ids in order (dev.lock) brings it in: patch 1
     assert "Subject: [PATCH 1/2] foo: pool - Take one slot at a time" in text
-    assert "From: A Maintainer <m@example.org>" in text
+    # written under a placeholder identity: mailed as the signer's, who signs off
+    assert "From: A U Thor <author@example.org>" in text and "A Maintainer" not in text
     assert "Signed-off-by: A U Thor <author@example.org>" in text
     assert "- the pool's users were read by hand." in text
     assert "Written by hand: " in text and "Converts:" not in text
-    assert "written by hand and verified the same way" in s.patches[0].read_text()
+    assert "(foo) was written by hand: take one slot at a time." in \
+        " ".join(s.patches[0].read_text().split())
     index = json.loads((s.dir / "series.json").read_text())
     assert sorted(e["id"] for e in index["patches"] if e.get("hand")) == \
         ["drivers/foo/foo.c:dev.lock", "drivers/foo/pool.c:pool.slots"]

@@ -5,6 +5,7 @@ that signs off, and `make patches` leaving the committed reports alone.  A small
 fake tree with a MAINTAINERS file and a stub get_maintainer.pl."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -122,6 +123,33 @@ def test_tree_tag(path, tag):
     assert M.tree_tag(M.parse_maintainers(MAINTAINERS), [path]) == tag
 
 
+def test_a_tree_tag_only_on_a_base_that_is_that_tree(tmp_path):
+    repo = tmp_path / "linux"
+    repo.mkdir()
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "a"],
+                   check=True, env=env)
+    assert not M.on_tree(repo, "net-next")
+    subprocess.run(["git", "-C", str(repo), "branch", "net-next"], check=True)
+    assert M.on_tree(repo, "net-next") and not M.on_tree(repo, "rdma-next")
+    assert not M.on_tree(tmp_path, "net-next")          # no repository at all
+
+
+def test_routing_names_an_orphan_s_next_entry_and_a_stable_base():
+    entries = M.parse_maintainers(MAINTAINERS.replace(
+        "FOO DRIVER\nM:\tFoo Maint <foo@kernel.org>\nL:\tfoo-list@vger.kernel.org\n"
+        "S:\tMaintained", "FOO DRIVER\nL:\tfoo-list@vger.kernel.org\nS:\tOrphan"))
+    notes = M.routing(entries, ["drivers/foo/foo.c"], "net-next", False, "6.1.192")
+    assert notes[0] == ("FOO DRIVER has no maintainer (S: Orphan): the patch goes to the "
+                        "list and maintainers of NETWORKING DRIVERS, who decide whether a "
+                        "clean-up of this code is wanted.")
+    assert "rebase it there" in notes[1] and "stable release" in notes[2]
+    # look-alikes: a maintained entry, a base on the tree, a mainline release
+    entries = M.parse_maintainers(MAINTAINERS)
+    assert M.routing(entries, ["drivers/foo/foo.c"], "net-next", True, "6.13") == []
+
+
 def test_tree_tag_of_known_and_unknown_trees():
     def entry(t):
         return [M.Entry("X", ("a/",), (), (t,))]
@@ -195,8 +223,16 @@ def test_series_per_maintainers_entry_with_own_recipients(tmp_path, monkeypatch)
     foo = by["FOO DRIVER"]
     assert foo.dir.name == "foo-driver"
     cover, one, two = (p.read_text() for p in foo.patches)
-    assert "Subject: [PATCH net-next 1/2] foo: Convert dev.lock to a mutex" in one
-    assert "Subject: [PATCH net-next 0/2] foo: Convert 2 semaphores to mutexes" in cover
+    # two drivers of one entry: two patches; no tree tag on a base that is not
+    # net-next, but the cover letter says where the series goes
+    assert "Subject: [PATCH 1/2] foo: Convert the dev semaphore to a mutex" in one
+    assert "Subject: [PATCH 0/2] foo: Convert semaphores to mutexes" in cover
+    words = " ".join(cover.split())
+    assert "MAINTAINERS routes this through net-next" in words
+    assert "a stable release: check them against the current MAINTAINERS" in words
+    assert "Patch 1 (foo) converts dev.lock, held in f(), to a mutex." in \
+        " ".join(cover.split())
+    assert "2006" in cover and "Converted:" not in cover and "Refused:" not in cover
     # each patch its own people, the cover letter their union
     assert "To: Foo Maint <foo@kernel.org>\nCc: foo-list@vger.kernel.org" in one
     assert "Second Maint" not in one and "Foo Maint" not in two
@@ -208,8 +244,8 @@ def test_series_per_maintainers_entry_with_own_recipients(tmp_path, monkeypatch)
     # one patch: no cover letter, no numbers; tip.git with a branch gives no tag
     (bar,) = by["BAR DRIVER"].patches
     text = bar.read_text()
-    assert bar.name.startswith("0001-") and "Subject: [PATCH] bar: Convert dev.lock to a mutex" \
-        in text
+    assert bar.name.startswith("0001-") and \
+        "Subject: [PATCH] bar: Convert the dev semaphore to a mutex" in text
     assert "To: Bar Maint <bar@kernel.org>\nCc: linux-kernel@vger.kernel.org\n" in text
     assert "base-commit:" not in text
 
@@ -220,7 +256,8 @@ def test_a_tree_with_history_gives_its_prefix_and_base_commit(tmp_path, monkeypa
     res = gen(tmp_path, kernel, monkeypatch, ids=["drivers/foo/foo.c:dev.lock"])
     (patch,) = res.series[0].patches
     text = patch.read_text()
-    assert "Subject: [PATCH net-next] net: foo: Convert dev.lock to a mutex" in text
+    # the history's prefix; still no tag: this history is not net-next's
+    assert "Subject: [PATCH] net: foo: Convert the dev semaphore to a mutex" in text
     head = subprocess.run(["git", "-C", str(kernel), "rev-parse", "HEAD"],
                           capture_output=True, text=True).stdout.strip()
     assert f"base-commit: {head}" in text
@@ -228,7 +265,7 @@ def test_a_tree_with_history_gives_its_prefix_and_base_commit(tmp_path, monkeypa
     subprocess.run(["git", "-C", str(kernel), "tag", "pristine"], check=True)
     res = gen(tmp_path, kernel, monkeypatch, ids=["drivers/foo/foo.c:dev.lock"])
     text = res.series[0].patches[0].read_text()
-    assert "base-commit:" not in text and "] foo: Convert dev.lock" in text
+    assert "base-commit:" not in text and "] foo: Convert the dev semaphore" in text
 
 
 @needs_spatch
@@ -236,7 +273,7 @@ def test_no_signoff_means_no_signed_off_by(tmp_path, monkeypatch):
     res = gen(tmp_path, mail_tree(tmp_path / "linux"), monkeypatch, signoff=None,
               ids=["drivers/bar/bar.c:dev.lock"])
     text = res.series[0].patches[0].read_text()
-    assert "Signed-off-by" not in text and "Compile-tested only." in text
+    assert "Signed-off-by" not in text and "tested" not in text.split("\n---\n")[0]
     assert "sem2mutex@localhost" not in text.split("\n\n")[0].split("\nTo: ", 1)[1] and "To: Bar Maint <bar@kernel.org>\n" in text
 
 
@@ -253,17 +290,25 @@ def test_prefix_of_subjects():
     assert subject.prefix_of_subjects(["Fix the bug: x", "Fix the bug: y"]) == ""
 
 
-def test_summary_is_capitalised_and_names_the_lock():
-    assert subject.summary(sem("drivers/x/hns_roce_device.h:hns_roce_cmdq.poll_sem")) == \
-        "Convert poll_sem to a mutex"
-    assert subject.summary(sem("a/b.c:d.wait_done", "completion")) == \
-        "Convert wait_done to a completion"
-    # a member's name that says nothing alone comes with its struct
-    assert subject.summary(sem("include/linux/parport.h:ieee1284_info.irq", "completion")) \
-        == "Convert ieee1284_info.irq to a completion"
-    assert subject.summary(sem("a/b.c:isert_np.sem", "completion")) == \
-        "Convert isert_np.sem to a completion"
-    assert subject.summary(sem("a/b.c:tsem", "completion")) == "Convert tsem to a completion"
+def test_summary_names_the_lock_without_its_type_word():
+    one = [sem("drivers/x/hns_roce_device.h:hns_roce_cmdq.poll_sem")]
+    assert subject.summary(one) == "Convert the poll semaphore to a mutex"
+    # "Convert pll_mutex to a mutex" would say nothing: the type word goes
+    assert subject.summary([sem("a/b.c:em28xx_dvb.pll_mutex")]) == \
+        "Convert the pll semaphore to a mutex"
+    # a member named after its type, or vague, comes with its struct
+    assert subject.summary([sem("a/b.c:hisi_hba.sem")]) == \
+        "Convert the hisi_hba semaphore to a mutex"
+    assert subject.summary([sem("include/linux/parport.h:ieee1284_info.irq", "completion")]) \
+        == "Convert the ieee1284_info.irq semaphore to a completion"
+    # look-alikes: a name that only ends in the letters of a type word keeps them
+    assert subject.summary([sem("a/b.c:tsem", "completion")]) == \
+        "Convert the tsem semaphore to a completion"
+    two = [sem("a/b.c:f.socket_lock"), sem("a/b.c:g.frontends_lock")]
+    assert subject.summary(two) == "Convert the socket and frontends semaphores to mutexes"
+    assert subject.summary(two * 2) == "Convert the driver's semaphores to mutexes"
+    assert subject.summary([sem("a/b.c:f.cmd_lock"), sem("a/b.c:x.ready", "completion")]) \
+        == "Convert the cmd and ready semaphores to mutexes and completions"
 
 
 # ------------------------------------------------------------------ message
@@ -275,31 +320,73 @@ BNX = ("down_trylock() in bnx2x_prev_is_path_marked() runs in process: "
        "bnx2x_prev_is_path_marked()")
 
 
-def test_caller_paths_one_hop_a_line_indented():
-    lines = message.reason_lines(BNX)
-    assert lines[0].startswith("- down_trylock() in bnx2x_prev_is_path_marked()")
-    assert lines[-1].strip().startswith(("-> ", "bnx2x_prev_is_path_marked()"))
-    assert all(ln.startswith("    ") for ln in lines[1:])
-    assert sum(ln.lstrip().startswith("-> ") for ln in lines) == 2
-    # a reason without a path stays one wrapped item
-    assert message.reason_lines("initial count 1") == ["- initial count 1"]
+def test_a_trylock_names_its_context_one_hop_a_line_without_line_numbers():
+    s = sem("drivers/net/b.c:bnx2x_prev_sem", kind="static")
+    s["reasons"] = ["initial count 1", BNX]
+    lines = message.lock_paragraph(message.Converted(s))
+    text = "\n".join(lines)
+    assert "The down_trylock() in bnx2x_prev_is_path_marked() becomes" in text
+    assert "process context:" in text and "b.c:" not in text and "14334" not in text
+    chain = lines[lines.index(next(ln for ln in lines if ln.endswith("context:"))) + 1:]
+    assert sum(ln.lstrip().startswith("-> ") for ln in chain) == 2
+    assert all(ln.startswith("  ") for ln in chain)
+    # look-alike: no trylock reason, no such paragraph
+    s["reasons"] = ["initial count 1"]
+    assert "down_trylock" not in "\n".join(message.lock_paragraph(message.Converted(s)))
 
 
-def test_every_evidence_line_and_tested_only_when_a_boot_ran_it():
-    s = sem("drivers/x/a.c:d.l")
+def test_the_audit_listing_goes_below_the_dashes_and_the_body_says_who_holds_it():
+    s = sem("drivers/x/a.c:d.l", ops=[("drivers/x/a.c", n, "down") for n in (3, 9)])
+    s["ops"][1]["function"] = "g"
     s["evidence"] = [f"drivers/x/a.c:{n}: down() in f{n}()" for n in range(1, 8)]
-    msg = message.commit_message(s, "x: ", "6.1.192", "A <a@kernel.org>")
-    assert all(e in msg for e in s["evidence"])
-    assert "Compile-tested only." in msg
-    s["runtime"] = {"status": "exercised-clean", "boots": [
-        {"boot": "runtime-xen", "result": "clean", "ops": 4, "ran_as": "mutex"}]}
-    msg = message.commit_message(s, "x: ", "6.1.192", "A <a@kernel.org>")
-    assert "Compile-tested only." not in msg and "runtime-xen boot" in msg
-    # look-alike: a boot that ran it but reported, or one that never took it
-    s["runtime"] = {"status": "violated", "boots": [{"boot": "b", "result": "violated"}]}
-    assert "Compile-tested only." in message.commit_message(s, "x: ", "6.1", None)
-    s["runtime"] = {"status": "not-built", "files": ["drivers/x/a.c"]}
-    assert "Compile-tested only." in message.commit_message(s, "x: ", "6.1", None)
+    item = message.Converted(s)
+    msg = message.commit_message("x: ", "Convert the d semaphore to a mutex", [item],
+                                 "A <a@kernel.org>")
+    notes = message.reviewer_notes([item], "6.1.192")
+    assert all(e not in msg for e in s["evidence"]) and all(e in notes for e in s["evidence"])
+    assert "only held inside f() and g()" in msg and "lock.mutex" not in msg
+    assert msg.rstrip().endswith("Signed-off-by: A <a@kernel.org>")
+    # nothing here says how it was tested: the verification writes that
+    assert "tested" not in msg.lower()
+
+
+def test_the_testing_line_is_what_the_verification_ran():
+    from classify.convert import testing
+    rec = {"apply": "ok", "problems": [], "not_built": [], "new_sparse": [],
+           "build": {"a.c": {"arch": "x86_64", "after": {"status": "ok"}},
+                     "b.c": {"arch": "m68k", "after": {"status": "ok"}}}}
+    line = testing.testing_sentence(rec)
+    assert line.startswith("Compile-tested only: built with sparse before and after on "
+                           "x86_64 and m68k allmodconfig (gcc")
+    assert "m68k-linux-gnu-gcc" in line
+    # look-alikes: a file no configuration builds, a patch that did not apply
+    rec2 = {**rec, "build": {"a.c": {"arch": "x86_64", "after": {"status": "not built"}}},
+            "not_built": ["a.c: CONFIG_A depends on BROKEN"]}
+    assert testing.testing_sentence(rec2) == \
+        "Not compile-tested: a.c: CONFIG_A depends on BROKEN."
+    assert testing.testing_sentence({"apply": "does not apply: x"}) == ""
+    booted = sem("drivers/x/a.c:d.l")
+    booted["runtime"] = {"status": "exercised-clean", "boots": [
+        {"boot": "runtime-xen", "result": "clean", "ops": 4}]}
+    assert "Booted in QEMU with CONFIG_DEBUG_MUTEX_FULL and lockdep (runtime-xen)" in \
+        testing.testing_sentence(rec, [booted])
+    booted["runtime"] = {"status": "violated", "boots": [{"boot": "b", "result": "violated"}]}
+    assert "QEMU" not in testing.testing_sentence(rec, [booted])
+
+
+def test_the_testing_paragraph_goes_before_the_trailers_once(tmp_path):
+    from classify.convert import testing
+    p = tmp_path / "p.patch"
+    p.write_text("From 0\nSubject: x\n\nwhy\n\nSigned-off-by: A <a@k>\n---\n"
+                 " a.c | 2 +-\n")
+    testing.write_testing(p, "Compile-tested only: here.")
+    testing.write_testing(p, "Compile-tested only: there.")
+    assert p.read_text() == ("From 0\nSubject: x\n\nwhy\n\nCompile-tested only: there."
+                             "\n\nSigned-off-by: A <a@k>\n---\n a.c | 2 +-\n")
+    q = tmp_path / "q.patch"
+    q.write_text("From 0\nSubject: x\n\nwhy\n---\n a.c | 2 +-\n")
+    testing.write_testing(q, "Compile-tested only: here.")
+    assert "why\n\nCompile-tested only: here.\n---\n" in q.read_text()
 
 
 def test_insert_notes_below_the_dashes(tmp_path):
@@ -516,10 +603,12 @@ def test_the_patch_keeps_alignment_and_flags_a_stale_comment(tmp_path, monkeypat
         sem("drivers/foo/foo.c:dev.lock", ops=[("drivers/foo/foo.c", 13, "down")])]},
         tmp_path / "out", tmp_path / "trees", signoff=("A", "a@kernel.org"))
     text = res.series[0].patches[0].read_text()
-    assert "+\tstruct mutex\t\tlock;\n" in text
+    # the definition gets the comment checkpatch --strict asks for (finish.py)
+    assert "+\tstruct mutex\t\tlock; /* serialises f() */\n" in text
     notes = text.split("\n---\n", 1)[1].split("\ndiff --git", 1)[0]
-    assert "foo.c:14: a comment still speaks of the semaphore" in notes
-    assert "down() keeps the others out" in notes
+    # the comment right above the changed call is this lock's: rewritten, not flagged
+    assert "+\t/* mutex_lock() keeps the others out */\n" in text
+    assert "still speaks of the semaphore" not in notes
     # look-alike: the untouched semaphore's lines are neither changed nor flagged
     assert "d->other" not in notes and "semaphore other" not in notes
 
@@ -543,27 +632,36 @@ def test_continuation_lines_are_indented():
     s = sem("drivers/infiniband/hw/hns/hns_roce_device.h:hns_roce_cmdq.poll_sem")
     s["evidence"] = ["drivers/infiniband/hw/hns/hns_roce_cmd.c:69: down() in "
                      "hns_roce_cmd_mbox_poll()", "a.c:1: up() in f()"]
-    msg = message.commit_message(s, "RDMA/hns: ", "6.1.192", None)
-    assert ("  drivers/infiniband/hw/hns/hns_roce_cmd.c:69: down() in\n"
-            "    hns_roce_cmd_mbox_poll()\n  a.c:1: up() in f()\n") in msg
+    notes = message.reviewer_notes([message.Converted(s)], "6.1.192")
+    assert ("    drivers/infiniband/hw/hns/hns_roce_cmd.c:69: down() in\n"
+            "      hns_roce_cmd_mbox_poll()\n    a.c:1: up() in f()\n") in notes
+    assert all(len(ln) <= 75 or len(ln.split()) <= 2 or ln.lstrip().startswith("spatch ")
+               for ln in notes.splitlines())
 
 
 def test_a_paired_mutex_says_how_its_take_and_release_were_paired():
-    sem = {"class": "mutex", "rule": "lock.paired_on_one_task",
+    sem = {"id": "drivers/a/a.c:l", "class": "mutex", "rule": "lock.paired_on_one_task",
            "declared": {"path": "drivers/a/a.c", "line": 3, "kind": "static"},
            "ops": [{"op": "down", "path": "drivers/a/a.c"},
                    {"op": "up", "path": "drivers/a/a.c"}]}
-    paired = " ".join(message.risks(sem))
-    plain = " ".join(message.risks({**sem, "rule": "lock.mutex"}))
+    def said(s):
+        return " ".join(message.risks(s) + message.shared_risks([message.Converted(s)]))
+    paired, plain = said(sem), said({**sem, "rule": "lock.mutex"})
     assert "paired each take with its release on one task" in paired
-    assert "found every up() in the function that took" not in paired
-    assert "found every up() in the function that took" in plain
+    assert "in the function that took it" not in paired
+    assert "in the function that took it" in plain
 
 
-def test_a_step_of_a_reason_is_a_bullet_under_it():
-    assert message.reason_lines("  f.c:3 a() calls b() and gives it back at line 5") == \
-        ["  - f.c:3 a() calls b() and gives it back at line 5"]
-    assert message.reason_lines("initial count 1") == ["- initial count 1"]
+def test_the_steps_of_a_pairing_are_bullets_without_line_numbers():
+    s = sem("drivers/s/hisi_sas.h:hisi_hba.sem")
+    s["rule"] = "lock.paired_on_one_task"
+    s["reasons"] = ["initial count 1", "taken in one function and released in another:",
+                    "  drivers/s/main.c:2295 a() calls b() and gives it back at line 2298",
+                    "  drivers/s/v3.c:5201, :5210 c() is pci_error_handlers.reset_done (x.h)"]
+    text = "\n".join(message.lock_paragraph(message.Converted(s)))
+    assert "- a() calls b() and gives it back\n" in text
+    assert "- c() is pci_error_handlers.reset_done (x.h)" in text
+    assert not re.search(r"\d{3}", text)
 
 
 def test_stale_words_in_a_comment_block_a_kernel_doc_and_a_message(tmp_path):
@@ -591,3 +689,20 @@ def test_stale_words_in_a_comment_block_a_kernel_doc_and_a_message(tmp_path):
     # look-alikes: the kernel-doc is found by the lock's name, not by distance
     assert [f.split(": ", 1)[0] for f in transform.stale_comments(tmp_path, name="other")] \
         == ["a.c:26", "a.c:27", "a.c:29", "a.c:30"]
+
+
+def test_a_wait_under_the_lock_is_said_in_the_message_without_line_numbers():
+    s = sem("drivers/xen/pvcalls-back.c:pvcalls_fedata.socket_lock",
+            ops=[("drivers/xen/pvcalls-back.c", 998, "down")])
+    wait = ("backend_disconnect() holds socket_lock while release_passive() calls "
+            "destroy_workqueue() (drivers/xen/pvcalls-back.c:468); the work item "
+            "accept() it waits for takes socket_lock (drivers/xen/pvcalls-back.c:368): "
+            "this deadlock exists with the semaphore too.")
+    with_wait = message.commit_message("xen: ", "Convert", [message.Converted(s, waits=[wait])],
+                                       None)
+    words = " ".join(with_wait.split())
+    assert "calls destroy_workqueue(); the work item accept()" in words
+    assert "It is left for a separate fix." in words and ":468" not in with_wait
+    # look-alike: no finding, no such paragraph
+    assert "separate fix" not in message.commit_message("xen: ", "Convert",
+                                                        [message.Converted(s)], None)

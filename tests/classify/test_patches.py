@@ -272,9 +272,10 @@ def test_one_semaphore_converted_the_other_untouched(tmp_path, monkeypatch):
     assert [o.status for o in series.outcomes] == ["converted"]
     (patch,) = series.patches                  # one patch: no cover letter
     text = patch.read_text()
-    assert "Subject: [PATCH] foo: Convert dev.lock to a mutex" in text
+    assert "Subject: [PATCH] foo: Convert the dev semaphore to a mutex" in text
     assert "Signed-off-by: A U Thor <author@example.org>" in text
-    assert "drivers/foo/foo.c:9: down() in f()" in text   # the audit's evidence
+    # the audit's evidence, below the ---
+    assert "drivers/foo/foo.c:9: down() in f()" in text.split("\n---\n", 1)[1]
     assert "base-commit:" not in text          # a copied tree has no real history
     removed = [ln[1:] for ln in text.splitlines()
                if ln.startswith("-") and not ln.startswith("---")]
@@ -324,9 +325,12 @@ def test_two_runs_give_the_same_patches(tmp_path, monkeypatch):
     one = run_generate(tmp_path, "a", ids, monkeypatch, epoch="")
     two = run_generate(tmp_path, "b", ids, monkeypatch, epoch="")
     names = [p.name for p in one.series[0].patches]
-    assert names == [p.name for p in two.series[0].patches] and len(names) == 3
-    assert "[PATCH 0/2] foo: Convert 2 semaphores to mutexes" in \
-        one.series[0].patches[0].read_text()
+    # two locks of one driver: one patch, no cover letter
+    assert names == [p.name for p in two.series[0].patches] and len(names) == 1
+    text = one.series[0].patches[0].read_text()
+    assert "[PATCH] foo: Convert the driver's semaphores to mutexes" in text or \
+        "[PATCH] foo: Convert the dev and dev semaphores to mutexes" not in text
+    assert text.count("diff --git a/drivers/foo/foo.c") == 1
     for p, q in zip(one.series[0].patches, two.series[0].patches):
         assert _without_dates(p) == _without_dates(q)
     # with SOURCE_DATE_EPOCH even the dates agree: byte-identical
@@ -348,7 +352,8 @@ def test_generated_patch_applies_with_git_am(tmp_path, monkeypatch):
     assert "mutex_lock(&d->lock)" in (check / "drivers/foo/foo.c").read_text()
     # the notes below the --- are not part of the commit
     msg = tree.git(check, "log", "-1", "--format=%B")
-    assert "Notes for the reviewer" not in msg and "Compile-tested only." in msg
+    assert "Notes for the reviewer" not in msg and "Made by sem2mutex" not in msg
+    assert "only held inside f()" in msg
     # applied once more, it no longer applies: a message, not an exception
     why = tree.git_am(check, res.series[0].patches[0])
     assert why and "patch" in why.lower()
@@ -563,8 +568,9 @@ def test_member_behind_a_header_struct_is_converted_with_header_types(tmp_path, 
     assert o.status == "converted", o.why
     assert o.files == ["drivers/foo/foo_cmd.c", "drivers/foo/foo_dev.h"]
     text = res.series[0].patches[0].read_text()
-    assert "+\tmutex_lock(&hr->cmd.poll_sem);" in text
-    assert "+\tstruct mutex poll_sem;" in text
+    # renamed with its type (classify/convert/finish.py)
+    assert "+\tmutex_lock(&hr->cmd.poll_lock);" in text
+    assert "+\tstruct mutex poll_lock; /* serialises f() */" in text
 
 
 def test_split_addresses_people_to_lists_cc():
@@ -582,15 +588,24 @@ def test_commit_message_lines_fit_checkpatch():
                                  700, "down_interruptible")])
     s["evidence"] = ["drivers/staging/vc04_services/interface/vchiq_arm/vchiq_arm.c:700: "
                      "down_interruptible() in create_pagelist()"]
-    msg = message.commit_message(s, "staging: vchiq_arm: ", "6.1.192", "A <a@example.org>")
-    notes = message.reviewer_notes(s)
+    item = message.Converted(s)
+    msg = message.commit_message("staging: vchiq_arm: ",
+                                 "Convert the g_free_fragments semaphore to a mutex", [item],
+                                 "A <a@example.org>")
+    notes = message.reviewer_notes([item], "6.1.192")
     body = msg.split("\n\n", 1)[1]
-    assert all(len(ln) <= 75 for ln in (body + notes).splitlines()
-               if not ln.startswith("Signed-off-by"))
+    # checkpatch's 75 columns in the message; below the --- only a path too long
+    # to break may pass them
+    assert all(len(ln) <= 75 for ln in body.splitlines() if not ln.startswith("Signed-off-by"))
+    assert all(len(ln) <= 75 or " " not in ln.strip(" -") or ln.lstrip().startswith("spatch ")
+               for ln in notes.splitlines())
     assert "-D sem=vchiq_arm.c:g_free_fragments_mutex" in notes
-    assert "-EINTR" in notes                     # the risk of down_interruptible
-    assert "-EINTR" not in message.reviewer_notes(sem("a/b.c:d.e"))
-    assert "-EINTR" not in msg and "Generated with" not in msg   # notes stay below ---
+    assert "vchiq_arm.c:700" in notes and "vchiq_arm.c:700" not in msg
+    assert "-D sem=" not in msg and "Made by sem2mutex" not in msg   # notes stay below ---
+    # a completion waited for interruptibly: the -EINTR note; a mutex: none
+    c = sem("a/b.c:d.e", "completion", ops=[("a/b.c", 3, "down_interruptible")])
+    assert "-EINTR" in message.reviewer_notes([message.Converted(c)], "6.1")
+    assert "-EINTR" not in notes
 
 
 @needs_spatch
@@ -612,8 +627,9 @@ def test_member_behind_a_global_header_struct_is_converted_with_include_dirs(
     res, o = generate_one(tmp_path, kernel, poll, monkeypatch)
     assert o.status == "converted", o.why
     text = res.series[0].patches[0].read_text()
-    assert "+\tmutex_lock(&hr->phys->cmd.poll_sem);" in text
-    assert "+\tstruct mutex poll_sem;" in text
+    # renamed with its type (classify/convert/finish.py)
+    assert "+\tmutex_lock(&hr->phys->cmd.poll_lock);" in text
+    assert "+\tstruct mutex poll_lock; /* serialises f() */" in text
 
 
 @pytest.mark.parametrize("signed,flag", [(True, False), (False, True)])

@@ -1,0 +1,143 @@
+"""The testing statement of each patch and cover letter, written from what the
+verification ran, after it ran: the architectures, configuration and compilers
+of the builds, or why a file was not built, and the QEMU boots that took the
+lock with no report.  A patch made with VERIFY=0 says nothing of testing: it
+was not tested.  checkpatch then runs again on the file as it will be mailed.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import subprocess
+from pathlib import Path
+
+from classify.arches import ARCHES
+from classify.convert.message import and_list, wrap
+from classify.convert.verify import checkpatch, status_of
+
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_version(gcc: str) -> str:
+    """"gcc 12.2.0", "m68k-linux-gnu-gcc 12.2.0"; the name alone when it cannot run."""
+    try:
+        res = subprocess.run([gcc, "-dumpfullversion"], capture_output=True, text=True,
+                             timeout=30)
+    except OSError:
+        return gcc
+    return f"{gcc} {res.stdout.strip()}" if res.returncode == 0 else gcc
+
+
+def _built_on(record: dict) -> list[str]:
+    """The architectures on which the patch's files were built after it."""
+    return sorted({b.get("arch", "x86_64") for b in record.get("build", {}).values()
+                   if b["after"]["status"] == "ok"},
+                  key=lambda a: (a != "x86_64", a))
+
+
+def boot_line(sems: list[dict]) -> str:
+    """The QEMU boots that took a converted lock as a debug mutex with no report
+    (the audit's runtime record says "exercised-clean"), "" when none did."""
+    boots = sorted({b["boot"] for s in sems for b in (s.get("runtime") or {}).get("boots", [])
+                    if (s.get("runtime") or {}).get("status") == "exercised-clean"
+                    and b.get("result") == "clean" and b.get("ops")})
+    if not boots:
+        return ""
+    return (f"Booted in QEMU with CONFIG_DEBUG_MUTEX_FULL and lockdep ({and_list(boots)}): "
+            "the lock was taken, with no report.")
+
+
+def testing_sentence(record: dict, sems: list[dict] = ()) -> str:
+    """What the verification of one patch ran, in words."""
+    status = status_of(record)
+    boots = boot_line(list(sems))
+    if status == "not applied":
+        return ""
+    if status == "not built":
+        why = "; ".join(record.get("not_built", [])) or "no configuration here builds it"
+        text = f"Not compile-tested: {why}."
+    else:
+        arches = _built_on(record)
+        gccs = [compiler_version(ARCHES[a].gcc) if a in ARCHES else a for a in arches]
+        text = (f"Compile-tested{' only' if not boots else ''}: built with sparse before "
+                f"and after on {and_list(arches)} allmodconfig ({', '.join(dict.fromkeys(gccs))})"
+                + (", no new warning." if not record.get("new_sparse") else "."))
+        if status == "problem":
+            text += " Problems: " + "; ".join(record.get("problems", [])) + "."
+    return text + (" " + boots if boots else "")
+
+
+def _insert_before_trailers(message: str, paragraph: list[str]) -> str:
+    """paragraph as the last paragraph of message, before its trailers
+    (Signed-off-by: and the like)."""
+    paras = message.rstrip("\n").split("\n\n")
+    last = paras[-1].splitlines()
+    at = len(paras) - 1 if last and all(re.match(r"^[\w-]+: ", ln) for ln in last) \
+        and len(paras) > 1 else len(paras)
+    paras.insert(at, "\n".join(paragraph))
+    return "\n\n".join(paras) + "\n"
+
+
+# the first words of a testing paragraph, which a second verification replaces
+_TESTING = re.compile(r"^(Compile-tested|Not compile-tested|Booted in QEMU|Each patch)")
+
+
+def _without_testing(message: str) -> str:
+    return "\n\n".join(p for p in message.split("\n\n") if not _TESTING.match(p))
+
+
+def write_testing(patch: Path, sentence: str) -> None:
+    """The testing paragraph into a format-patch file's message (in place of
+    the one an earlier verification wrote)."""
+    text = patch.read_text()
+    head, sep, rest = text.partition("\n---\n")
+    headers, _, message = head.partition("\n\n")
+    message = _without_testing(message)
+    message = _insert_before_trailers(message + "\n", wrap(sentence))
+    patch.write_text(headers + "\n\n" + message.rstrip("\n") + sep + rest)
+
+
+_SHORTLOG = re.compile(r"^\S.* \(\d+\):$", re.M)
+
+
+def write_cover_testing(cover: Path, sentences: list[str]) -> None:
+    """The cover letter's testing paragraph, before the shortlog."""
+    if not sentences:
+        return
+    kinds = list(dict.fromkeys(sentences))
+    text = ("Each patch: " + kinds[0][0].lower() + kinds[0][1:] if len(kinds) == 1
+            else "Each patch says how it was tested.")
+    body = _without_testing(cover.read_text())
+    m = _SHORTLOG.search(body)
+    at = m.start() if m else len(body)
+    cover.write_text(body[:at] + "\n".join(wrap(text)) + "\n\n" + body[at:])
+
+
+def finish_series(tree: Path, series_dir: Path, records: dict[str, dict],
+                  sems: dict[str, dict]) -> None:
+    """Write each verified patch's testing paragraph (and the cover letter's),
+    then run checkpatch again on the file as it will be mailed.  records:
+    {semaphore id: verification record}, one record shared by the semaphores of
+    a patch; sems: the audit's records by id."""
+    by_patch: dict[str, tuple[dict, list[dict]]] = {}
+    for sid, rec in records.items():
+        if (series_dir / rec.get("patch", "")).is_file():
+            by_patch.setdefault(rec["patch"], (rec, []))[1].append(sems.get(sid, {}))
+    sentences = []
+    for name, (rec, its) in sorted(by_patch.items()):
+        sentence = testing_sentence(rec, its)
+        rec["testing"] = sentence
+        if not sentence:
+            continue
+        write_testing(series_dir / name, sentence)
+        sentences.append(sentence)
+        cp = checkpatch(tree, series_dir / name)
+        rec["checkpatch"] = cp.to_json()
+        rec["problems"] = [p for p in rec.get("problems", [])
+                           if not p.startswith("checkpatch:")]
+        if cp.errors:
+            rec["problems"].append(f"checkpatch: {cp.errors} error(s)")
+    cover = next(iter(sorted(series_dir.glob("0000-cover-letter.patch"))), None)
+    if cover is not None:
+        write_cover_testing(cover, sentences)
