@@ -102,8 +102,28 @@ def _init_text(sem: dict) -> str:
 
 
 def _steps(sem: dict) -> list[str]:
-    """The pairing proof's steps (the reasons indented under the one before)."""
-    return [without_lines(r) for r in sem.get("reasons", []) if r.startswith("  ")]
+    """The pairing proof's steps (the reasons indented under the one before),
+    each said once: a pair of callbacks is a step from either side."""
+    out: list[str] = []
+    pairs: set[frozenset] = set()
+    for r in sem.get("reasons", []):
+        if not r.startswith("  "):
+            continue
+        step = without_lines(r)
+        m = re.match(r"^(\w+)\(\) is [\w.]+, paired with (\w+)\(\)", step)
+        if m:
+            key = frozenset(m.groups())
+            if key in pairs:
+                continue
+            pairs.add(key)
+        out.append(step)
+    return out
+
+
+def _local_takers(sem: dict) -> list[str]:
+    """The functions that take the lock and release it themselves on every path."""
+    return functions({"ops": [o for o in sem.get("ops", []) if o["op"].startswith("down")
+                              and o.get("balanced")]}, ("down",))
 
 
 _TRYLOCK = re.compile(r"^down_trylock\(\) in (\w+\(\)) runs in (\w+): (.*)$")
@@ -124,8 +144,12 @@ def lock_paragraph(item: Converted) -> list[str]:
     name = lock_name(sem)
     takers = functions(sem, ("down",))
     if sem.get("rule") == "lock.paired_on_one_task":
-        lines = wrap(f"{name} {_init_text(sem)} and is taken in one function and "
-                     "released in another, always by the same task:")
+        local = _local_takers(sem)
+        besides = (f"Besides {_some(local, 3)}, which "
+                   f"{'take and release it themselves' if len(local) > 1 else 'takes and releases it itself'}, "
+                   "it is" if local else "It is")
+        lines = wrap(f"{name} {_init_text(sem)}. {besides} taken in one function and "
+                     "released in another, always on the same task:")
         lines += [ln for s in _steps(sem) for ln in wrap(s, "- ", 72, hang=0)]
         lines += wrap("No release runs in interrupt context, and its address is not "
                       "handed to other code.")

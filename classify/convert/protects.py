@@ -7,7 +7,7 @@ Read from the tree the audit read (its line numbers): for each take of a
 member lock, `base->lock` or `base.lock` on the take's line, the region up to
 the first release after it in the same function, and every `base->m` or
 `base.m` there that changes m (an assignment, ++/--, its address taken:
-list_add(), set_bit()) whose m is a member of the lock's struct and not a lock
+list_add(); not an atomic bit operation) whose m is a member of the lock's struct and not a lock
 itself.  Members only read (a device pointer followed) are not what the lock
 protects.  A lock that is no
 member (a global, a static) has no such base: nothing is said.
@@ -27,6 +27,11 @@ from classify.convert.rename import struct_body
 _MEMBER = re.compile(r"^[^;{}]*?\b([A-Za-z_]\w*)\s*(?:\[[^]]*\])*\s*(?::\s*\d+\s*)?;", re.M)
 _LOCK_TYPE = re.compile(r"\b(spinlock_t|raw_spinlock_t|rwlock_t|struct\s+(mutex|semaphore|"
                         r"rw_semaphore|completion))\b")
+
+
+# atomic bit operations and atomics change a member without needing the lock
+_ATOMIC = re.compile(r"\b(?:__)?(?:test_and_)?(?:set|clear|change)_bit\s*\(|\batomic\w*\s*\("
+                     r"|\brefcount_\w+\s*\(")
 
 
 def _base(line: str, lock: str) -> tuple[str, str] | None:
@@ -77,6 +82,8 @@ def guarded_members(sem: dict, read: Callable[[str], str]) -> list[str]:
         change = re.compile(rf"&\s*{at}(?!\s*(?:->|\.))|(?:\+\+|--)\s*{at}|(?<![\w>.&]){at}\s*"
                             r"(?:\[[^]]*\]\s*|(?:\.|->)\s*\w+\s*)*(?:[-+*/|&^]?=(?!=)|\+\+|--)")
         for n in range(start, end - 1):
+            if _ATOMIC.search(lines[n]):
+                continue        # set_bit(), atomic_inc(): needs no lock
             for m in change.finditer(lines[n]):
                 name = next(g for g in m.groups() if g)
                 if name != lock and name in members:
