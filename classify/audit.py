@@ -24,7 +24,8 @@ from classify.census.cscan import clean_source, read_text
 from classify.census.pairs import prove_pairing
 from classify.census.resolver import resolve_pointer
 from classify.facts import Cache, FileFacts, collect_facts
-from classify.rules import EscapeFact, Followed, InitFact, OpFact, SemFacts, Verdict, classify
+from classify.rules import (COMPLETION, MUTEX, EscapeFact, Followed, InitFact, OpFact, SemFacts,
+                            Verdict, classify)
 from classify.tree import TreeError
 
 log = logging.getLogger("sem2mutex.audit")
@@ -245,13 +246,70 @@ def add_pairings(c: Census, root: Path, graph: CallGraph, semfacts: dict[str, Se
         semfacts[sid].pairing = prove_pairing(graph, takers, releasers, downs, ups, source)
 
 
+# The classes a conversion patch is written for: the message says who takes and
+# releases the semaphore and in which context, so each of their calls gets its
+# function's contexts and callers (add_op_contexts).
+CONVERTED = (MUTEX, COMPLETION)
+MAX_CALLERS = 4          # caller chains kept per call (the shortest ones)
+
+
+def _node(path: str, func: str) -> tuple[str, str]:
+    """A function as the call graph names it (a function-like macro by its name)."""
+    return path, func[6:] if func.startswith("macro ") else func
+
+
+def _callers(graph: CallGraph, node: tuple[str, str]) -> tuple[tuple[str, ...], int]:
+    """The chains from the roots that reach node, one string each: the shortest
+    MAX_CALLERS (by hops, then text), and how many were left out."""
+    chains: dict[str, int] = {}
+    for chain in graph.root_chains(*node):
+        chains.setdefault(" -> ".join(chain), len(chain))
+    ordered = sorted(chains, key=lambda t: (chains[t], t))
+    return tuple(ordered[:MAX_CALLERS]), max(0, len(ordered) - MAX_CALLERS)
+
+
+def add_op_contexts(c: Census, root: Path, cache: Cache, semfacts: dict[str, SemFacts],
+                    verdicts: dict[str, Verdict], graph: CallGraph | None,
+                    walked: set[tuple[str, str]]) -> CallGraph | None:
+    """Once the verdicts are final: for every call (with a known function) of a
+    semaphore classed mutex or completion, its function's contexts and its
+    callers.  A function the rules' walk started from (walked: a trylock
+    caller, a taker or releaser) is read from graph, whose contexts the rules
+    used; the others from one more walk from them alone (returned), which
+    leaves the rules' graph, and so every verdict, as it was.  A down_trylock()
+    keeps the context the rules read."""
+    sids = [sid for sid in sorted(verdicts) if verdicts[sid].cls in CONVERTED]
+    need = {_node(o.path, o.func) for sid in sids for o in semfacts[sid].ops if o.func}
+    if not need or not Path(root).is_dir():
+        return None
+    walked = {n for n in walked if not n[1].startswith("macro ")} if graph else set()
+    rest = need - walked
+    extra = build_callgraph(c, root, cache, rest) if rest else None
+    known: dict[tuple[str, str], tuple[str, tuple[str, ...], int]] = {}
+    for node in sorted(need):
+        g = graph if node in walked else extra
+        known[node] = (_context_text(g.contexts(*node)),) + _callers(g, node)
+    for sid in sids:
+        sf = semfacts[sid]
+        ops = []
+        for o in sf.ops:
+            if o.func:
+                ctx, callers, more = known[_node(o.path, o.func)]
+                o = dataclasses.replace(o, context=o.context or ctx, callers=callers,
+                                        callers_more=more)
+            ops.append(o)
+        sf.ops = ops
+    return extra
+
+
 def classify_all(c: Census, root: Path, cache: Cache,
                  semfacts: dict[str, SemFacts]) -> dict[str, Verdict]:
     """The rules over every semaphore: first with the trylock contexts, then again
     for those a pairing proof can change, with it.  One call graph serves both,
     from the trylock callers and the takers and releasers of every binary
     semaphore: each round of callers in other files is one grep of the whole tree,
-    and one walk needs half the rounds of two."""
+    and one walk needs half the rounds of two.  Then the contexts and callers of
+    every call of a mutex or completion (add_op_contexts)."""
     trylocks = _trylock_targets(semfacts)
     pairs = {sid: _pair_targets(sf) for sid, sf in sorted(semfacts.items())}
     pairs = {sid: p for sid, p in pairs.items() if p[0] or p[1]}
@@ -267,6 +325,7 @@ def classify_all(c: Census, root: Path, cache: Cache,
         add_pairings(c, root, graph, semfacts, {sid: pairs[sid] for sid in sorted(again)})
     for sid in again:
         verdicts[sid] = classify(semfacts[sid])
+    add_op_contexts(c, root, cache, semfacts, verdicts, graph, targets)
     return verdicts
 
 

@@ -87,6 +87,10 @@ REGISTRATIONS: dict[str, dict[int, str]] = {
     "request_threaded_irq": _THREAD,
     "devm_request_irq": {2: HARDIRQ}, "devm_request_any_context_irq": {2: HARDIRQ},
     "devm_request_threaded_irq": {2: HARDIRQ, 3: PROCESS},
+    "pci_request_irq": {2: HARDIRQ, 3: PROCESS},
+    "request_nmi": {1: HARDIRQ}, "request_percpu_nmi": {1: HARDIRQ},
+    # an I2C slave's callback runs in the adapter's interrupt handler
+    "i2c_slave_register": {1: HARDIRQ},
     "timer_setup": {1: SOFTIRQ}, "DEFINE_TIMER": {1: SOFTIRQ},
     "tasklet_setup": {1: SOFTIRQ}, "tasklet_init": {1: SOFTIRQ},
     "DECLARE_TASKLET": {1: SOFTIRQ}, "DECLARE_TASKLET_OLD": {1: SOFTIRQ},

@@ -10,10 +10,25 @@ from pathlib import Path
 
 from classify.audit import Audit, SemResult
 from classify.evidence import STATUSES, boots_line
-from classify.rules import CLASSES
+from classify.rules import CLASSES, OpFact
 
 
 SCHEMA = "sem2mutex-audit-1"
+
+
+def _op_json(o: OpFact) -> dict:
+    """One call; with where its function runs ("context": a down_trylock()'s, and
+    every call of a mutex or completion) and its callers (those calls only:
+    "callers", the chains from each root to the function, shortest first, and
+    "callers_more", how many more there are)."""
+    out = {"path": o.path, "line": o.line, "op": o.op, "function": o.func,
+           "analysed": o.analysed, "balanced": o.balanced, "atomic": o.atomic}
+    if o.context:
+        out["context"] = o.context
+    if o.callers is not None:
+        out["callers"] = list(o.callers)
+        out["callers_more"] = o.callers_more
+    return out
 
 
 def _sem_json(r: SemResult) -> dict:
@@ -31,9 +46,7 @@ def _sem_json(r: SemResult) -> dict:
         "init": [{"path": i.path, "line": i.line, "form": i.form, "count": i.count,
                   "value": i.value} for i in sorted(set(sf.inits),
                                                      key=lambda i: (i.path, i.line))],
-        "ops": [{"path": o.path, "line": o.line, "op": o.op, "function": o.func,
-                 "analysed": o.analysed, "balanced": o.balanced, "atomic": o.atomic}
-                for o in sorted(set(sf.ops), key=lambda o: (o.path, o.line, o.op))],
+        "ops": [_op_json(o) for o in sorted(set(sf.ops), key=lambda o: (o.path, o.line, o.op))],
         "possible_ops": [{"path": o.path, "line": o.line, "op": o.op, "function": o.func,
                           "note": o.note} for o in sf.possible_ops],
         "escapes": [{"path": e.path, "line": e.line, "function": e.func, "to": e.to}

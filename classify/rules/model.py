@@ -25,9 +25,15 @@ class OpFact:
     atomic: str = ""               # why the call is in atomic context, "" if not known to be
     note: str = ""
     loop: bool = False             # inside a loop of its function
-    # for a down_trylock(): where its function runs, "process: a() -> b()", from
-    # the call graph ("" when not asked)
+    # where its function runs, "process: a() -> b()", from the call graph ("" when
+    # not asked): asked for every down_trylock() before the rules run (they read
+    # it), and for every call of a mutex or completion once the verdicts are final
     context: str = ""
+    # the chains from each root (an ops-table field, a registration, an export...)
+    # that reach its function, "hop -> hop", at most audit.MAX_CALLERS; None when
+    # not asked (only a mutex's or completion's calls are: audit.add_op_contexts)
+    callers: tuple[str, ...] | None = None
+    callers_more: int = 0          # the chains left out of callers
 
     @property
     def process_only(self) -> bool:

@@ -275,3 +275,12 @@ def test_real_hp_sdc_irq_handler_is_hardirq(real_graph):
     got = real_graph.contexts("drivers/input/serio/hp_sdc.c", "hp_sdc_take")
     assert got.contexts == {"hardirq"}
     assert "request_irq" in got.chain[0] and "hp_sdc_isr" in got.chain[0]
+
+
+def test_an_i2c_slave_callback_and_a_pci_irq_handler_run_in_interrupt_context():
+    from classify.census.contexts import HARDIRQ, PROCESS, registration_context
+    assert registration_context("i2c_slave_register", 1) == HARDIRQ
+    assert registration_context("pci_request_irq", 2) == HARDIRQ
+    assert registration_context("pci_request_irq", 3) == PROCESS   # the thread
+    # look-alike: a function that calls what it is given at once is no registration
+    assert registration_context("bus_for_each_dev", 3) == ""
