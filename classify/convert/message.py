@@ -77,10 +77,77 @@ def functions(sem: dict, ops: tuple[str, ...]) -> list[str]:
     return [f"{f}()" for f in seen]
 
 
-def _some(funcs: list[str], most: int = 5) -> str:
+def _some(funcs: list[str], most: int = 5, others: str = "other functions") -> str:
     if len(funcs) <= most:
         return and_list(funcs)
-    return ", ".join(funcs[:most - 1]) + f" and {len(funcs) - most + 1} other functions"
+    return ", ".join(funcs[:most - 1]) + f" and {len(funcs) - most + 1} {others}"
+
+
+def _contexts(sem: dict, ops: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(the contexts the operations named by ops run in, the first hop of each
+    path to them), from the audit's call graph (each op's context and callers)."""
+    kinds: dict[str, None] = {}
+    roots: dict[str, None] = {}
+    for o in sorted(sem.get("ops", []), key=lambda o: (o["path"], o["line"])):
+        if not (o["op"].startswith(ops) and o.get("context")):
+            continue
+        for kind in o["context"].split(": ", 1)[0].split(" + "):
+            kinds[kind.strip()] = None
+        for chain in o.get("callers", []):
+            root = _root(without_lines(chain.split(" -> ")[0]))
+            if root:
+                roots[root] = None
+    return list(kinds), list(roots)
+
+
+def _root(hop: str) -> str:
+    """Where a path starts, shortly: "hinic_open() (net_device_ops.ndo_open)",
+    "pvcalls_back_event() (a request_threaded_irq() thread)"; "" for a start
+    whose context is not known."""
+    m = re.match(r"^(\w+\(\)) is ([\w.]+) \((process|softirq|hardirq|atomic)\)$", hop)
+    if m:
+        return f"{m.group(1)} ({m.group(2)})"
+    m = re.match(r"^(?:\w+\(\) )?registers (\w+\(\)) with (\w+\(\)) "
+                 r"\((process|softirq|hardirq)\)$", hop)
+    if m:
+        what = _REGISTERED.get((m.group(2)[:-2], m.group(3)),
+                               f"registered with {m.group(2)}")
+        return f"{m.group(1)} ({what})"
+    return ""
+
+
+# what a registration makes of the function it is given, in a reader's words
+_REGISTERED = {
+    **{(r, "process"): "a threaded IRQ handler"
+       for r in ("request_threaded_irq", "devm_request_threaded_irq", "pci_request_irq")},
+    **{(r, "hardirq"): "an IRQ handler"
+       for r in ("request_irq", "devm_request_irq", "request_threaded_irq",
+                 "devm_request_threaded_irq", "pci_request_irq", "request_any_context_irq")},
+    **{(r, "process"): "a work item" for r in ("INIT_WORK", "INIT_DELAYED_WORK",
+                                               "DECLARE_WORK", "DECLARE_DELAYED_WORK")},
+    **{(r, "process"): "a kthread" for r in ("kthread_run", "kthread_create")},
+    ("timer_setup", "softirq"): "a timer", ("tasklet_init", "softirq"): "a tasklet",
+    ("tasklet_setup", "softirq"): "a tasklet",
+    ("module_init", "process"): "module init", ("module_exit", "process"): "module exit",
+    ("i2c_slave_register", "hardirq"): "an I2C slave callback, in the adapter's IRQ handler",
+}
+
+
+def context_sentence(sem: dict, ops: tuple[str, ...], verb: str) -> str:
+    """"It is taken in process context only: from hinic_open() is
+    net_device_ops.ndo_open, ..." ("" when the audit has no context)."""
+    kinds, roots = _contexts(sem, ops)
+    known = [k for k in kinds if k in ("process", "softirq", "hardirq")]
+    if not known:
+        return ""
+    text = f"It is {verb} in {and_list(known)} context{'s' if len(known) > 1 else ''}"
+    if roots:
+        text += f", on paths that start at {_some(roots, 3, 'others')}"
+    if "unknown" in kinds:
+        text += "; some callers were not followed (see the notes)"
+    if "under a lock" in kinds:
+        text += "; some paths hold a spinlock"
+    return text + "."
 
 
 # " (drivers/x/y.c:468)" and "drivers/x/y.c:1736, :1767 ": the tree's line numbers
@@ -160,6 +227,8 @@ def lock_paragraph(item: Converted) -> list[str]:
                      f"{_some(takers)}: {'each of them releases' if len(takers) > 1 else 'it releases'} "
                      "it on every path before returning, nothing else releases it, and "
                      "no release runs in interrupt context.")
+    taken = context_sentence(sem, ("down",), "taken")
+    lines += wrap(taken) if taken else []
     for r in sem.get("reasons", []):
         m = _TRYLOCK.match(r)
         if m:
@@ -200,6 +269,9 @@ def event_paragraph(item: Converted) -> list[str]:
                  f"{'waits' if len(waiters) == 1 else 'wait'} for it, {_some(signals)} "
                  f"{'signals' if len(signals) == 1 else 'signal'} it, and no function "
                  "does both.")
+    for ops, verb in ((("down",), "waited for"), (("up",), "signalled")):
+        said = context_sentence(sem, ops, verb)
+        lines += wrap(said) if said else []
     where = _signal_context(sem)
     if where:
         lines += wrap(f"{and_list(where).capitalize()}: complete() may be called there "
@@ -314,6 +386,28 @@ def provenance(items: list[Converted], version: str) -> list[str]:
     return lines
 
 
+def callers_notes(items: list[Converted]) -> list[str]:
+    """Below the ---: every path the audit's call graph found to each function
+    that takes, releases, waits for or signals a lock, with its file:line."""
+    lines: list[str] = []
+    for item in items:
+        seen: set[str] = set()
+        for o in sorted(item.sem.get("ops", []), key=lambda o: (o["path"], o["line"])):
+            f = o.get("function")
+            if not f or f in seen or not (o.get("callers") or o.get("context")):
+                continue
+            seen.add(f)
+            chains = o.get("callers") or [o["context"].split(": ", 1)[-1]]
+            lines += [f"  {lock_name(item.sem)}: {f}() ({o['context'].split(': ', 1)[0]}):"]
+            for chain in chains:
+                first, *hops = chain.split(" -> ")
+                lines += wrap(first, "    ", 75, hang=2)
+                lines += [ln for hop in hops for ln in wrap("-> " + hop, "      ", 75, hang=3)]
+            if o.get("callers_more"):
+                lines += [f"    and {o['callers_more']} more paths"]
+    return ["Who calls them (the audit's call graph):"] + lines if lines else []
+
+
 def reviewer_notes(items: list[Converted], version: str, routing: list[str] = ()) -> str:
     """What goes below the --- of the patch: what to check, where to send it,
     how it was made."""
@@ -328,6 +422,8 @@ def reviewer_notes(items: list[Converted], version: str, routing: list[str] = ()
         lines += [""]
     if routing:
         lines += [ln for r in routing for ln in wrap(r)] + [""]
+    callers = callers_notes(items)
+    lines += callers + ([""] if callers else [])
     lines += provenance(items, version)
     return "\n".join(lines) + "\n"
 

@@ -706,3 +706,31 @@ def test_a_wait_under_the_lock_is_said_in_the_message_without_line_numbers():
     # look-alike: no finding, no such paragraph
     assert "separate fix" not in message.commit_message("xen: ", "Convert",
                                                         [message.Converted(s)], None)
+
+
+def test_the_message_names_the_context_and_where_the_paths_start():
+    s = sem("drivers/xen/pvcalls-back.c:pvcalls_fedata.socket_lock",
+            ops=[("drivers/xen/pvcalls-back.c", 368, "down")])
+    s["ops"][0].update(
+        context="process: drivers/xen/pvcalls-back.c:954 backend_connect() registers "
+                "pvcalls_back_event() with request_threaded_irq() (process) -> x",
+        callers=["drivers/xen/pvcalls-back.c:954 backend_connect() registers "
+                 "pvcalls_back_event() with request_threaded_irq() (process) -> "
+                 "drivers/xen/pvcalls-back.c:889 pvcalls_back_event() calls f()",
+                 "drivers/xen/pvcalls-back.c:1190 pvcalls_back_changed() is "
+                 "xenbus_driver.otherend_changed (process)"])
+    said = message.context_sentence(s, ("down",), "taken")
+    assert said == ("It is taken in process context, on paths that start at "
+                    "pvcalls_back_event() (a threaded IRQ handler) and "
+                    "pvcalls_back_changed() (xenbus_driver.otherend_changed).")
+    notes = "\n".join(message.callers_notes([message.Converted(s)]))
+    assert "drivers/xen/pvcalls-back.c:889 pvcalls_back_event() calls f()" in \
+        " ".join(notes.split())
+    # a start whose context is unknown is not named, but said; no context: nothing
+    s["ops"][0].update(context="process + unknown: x", callers=[
+        "drivers/x.c:3 g() is stored in s.cb: its callers are not followed"])
+    assert message.context_sentence(s, ("down",), "taken") == (
+        "It is taken in process context; some callers were not followed (see the notes).")
+    del s["ops"][0]["context"], s["ops"][0]["callers"]
+    assert message.context_sentence(s, ("down",), "taken") == ""
+    assert message.callers_notes([message.Converted(s)]) == []
