@@ -6,6 +6,7 @@ includes that follow the types.
 from __future__ import annotations
 
 import re
+import textwrap
 
 from classify.convert.csource import _SEM_OPS, strip_comments
 from classify.convert.tested import _columns, break_call
@@ -51,6 +52,13 @@ def definition_comment(text: str, line: int, funcs: list[str], guards: list[str]
     m = _DEFINITION.match(decl)
     if not m or "/*" in decl or "//" in decl:
         return text
+    above_line = lines[line - 2] if line > 1 else ""
+    if re.fullmatch(r"\s*/\*[^*].*\*/\s*", above_line) and \
+            _columns(f"{decl.rstrip()} {above_line.strip()}") <= limit:
+        # the file's own comment, from the line above to the end of the line:
+        # checkpatch does not see it above a changed line
+        lines[line - 2:line] = [f"{decl.rstrip()} {above_line.strip()}"]
+        return "\n".join(lines)
     verb, names, what = (("protects", list(guards), "member") if guards else
                          ("serialises", [f"{f}()" for f in funcs], "function"))
     here = limit - _columns(decl.rstrip()) - len(f" /* {verb}  */")
@@ -59,8 +67,14 @@ def definition_comment(text: str, line: int, funcs: list[str], guards: list[str]
     said = _listed(names, max(here, above), what)
     if len(said) <= here:
         lines[line - 1] = f"{decl.rstrip()} /* {verb} {said} */"
-    else:
+    elif said == _listed(names, 1 << 10, what) or len(names) > 8:
         lines[line - 1:line] = [f"{indent}/* {verb} {said} */", decl]
+    else:
+        # every name, in a block comment above: "and 2 more functions" says little
+        words = textwrap.wrap(f"{verb.capitalize()} {_listed(names, 1 << 10, what)}.",
+                              limit - _columns(indent) - 3, break_long_words=False)
+        lines[line - 1:line] = ([f"{indent}/*"] + [f"{indent} * {w}" for w in words]
+                                + [f"{indent} */", decl])
     return "\n".join(lines)
 
 
@@ -94,22 +108,34 @@ _INCLUDE = re.compile(r"^#include\s*<(linux/[^>]+)>")
 
 def add_include(text: str, header: str) -> str:
     """#include <header> in the file's <linux/...> block: in alphabetical place
-    when that block is sorted, else after its last line; unchanged when the
-    file includes it, or includes nothing of <linux/...>."""
+    when that block is sorted (one neighbour out of order allowed: blk-mq.h
+    before blk-mq-pci.h); else in place of <linux/semaphore.h> when no
+    semaphore is left in the file, or right after it; else after the block's
+    last line.  Unchanged when the file includes it, or nothing of <linux/...>."""
     lines = text.split("\n")
     every = [m.group(1) for line in lines if (m := _INCLUDE.match(line))]
     if not every or header in every:
         return text
     at = _first_block(lines)
     names = [h for _, h in at]
-    if names == sorted(names):
+    sem = next((n for n, h in at if h == "linux/semaphore.h"), None)
+    if _mostly_sorted(names):
         where = next((n for n, h in at if h > header), at[-1][0] + 1)
-        if where > at[-1][0]:
-            where = at[-1][0] + 1
+    elif sem is not None and not semaphore_left(text):
+        lines[sem] = f"#include <{header}>"
+        return "\n".join(lines)
+    elif sem is not None:
+        where = sem + 1
     else:
         where = at[-1][0] + 1
     lines.insert(where, f"#include <{header}>")
     return "\n".join(lines)
+
+
+def _mostly_sorted(names: list[str]) -> bool:
+    """In alphabetical order, but for one neighbour in a long block."""
+    out_of_order = sum(a > b for a, b in zip(names, names[1:]))
+    return out_of_order == 0 or (out_of_order == 1 and len(names) >= 5)
 
 
 def _first_block(lines: list[str]) -> list[tuple[int, str]]:

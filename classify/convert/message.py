@@ -177,6 +177,8 @@ def _steps(sem: dict) -> list[str]:
         if not r.startswith("  "):
             continue
         step = without_lines(r)
+        if " is exported by " in step:
+            continue            # says how the callers were found, not who they are
         m = re.match(r"^(\w+)\(\) is [\w.]+, paired with (\w+)\(\)", step)
         if m:
             key = frozenset(m.groups())
@@ -274,8 +276,7 @@ def event_paragraph(item: Converted) -> list[str]:
         lines += wrap(said) if said else []
     where = _signal_context(sem)
     if where:
-        lines += wrap(f"{and_list(where).capitalize()}: complete() may be called there "
-                      "as up() was.")
+        lines += wrap(f"{and_list(where)}: complete() may be called there as up() was.")
     return lines
 
 
@@ -287,12 +288,9 @@ def _renames(items: list[Converted]) -> list[str]:
 
 
 _CLOSING = {
-    "mutex": ("A mutex says so: lockdep and CONFIG_DEBUG_MUTEXES check how it is used "
-              "(its owner, recursion, a release by another task, freeing it while "
-              "held), and a contended lock spins optimistically instead of sleeping "
-              "at once."),
-    "completion": ("A completion says so, and like the semaphore it counts the "
-                   "signals that come before a wait: none is lost."),
+    "mutex": "As a mutex it is checked by lockdep and CONFIG_DEBUG_MUTEXES.",
+    "completion": ("A completion counts the signals that come before a wait, as the "
+                   "semaphore did: none is lost."),
 }
 
 
@@ -312,7 +310,8 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
             body += wrap(_CLOSING[cls]) + [""]
     for item in items:
         for wait in item.waits:
-            body += wrap(without_lines(wait) + " It is left for a separate fix.") + [""]
+            body += wrap(without_lines(wait) + " It needs a fix of its own, which "
+                         "should come before this patch.") + [""]
     if signoff:
         body += [f"Signed-off-by: {signoff}"]
     while body and not body[-1]:
@@ -328,10 +327,8 @@ def risks(sem: dict) -> list[str]:
     out = []
     if sem["class"] == "mutex":
         if sem.get("rule") == "lock.paired_on_one_task":
-            out.append(f"{name} is taken in one function and released in another; "
-                       "the audit paired each take with its release on one task, for "
-                       "the callers in this tree: a caller elsewhere that calls one of "
-                       "them alone would break that.")
+            out.append(f"{name} is held across two functions: a caller outside this "
+                       "tree must call them in pairs on one task too.")
         if "down_trylock" in ops:
             out.append("down_trylock() returns 0 on success, mutex_trylock() 1: each "
                        "test is turned over.")
@@ -354,22 +351,14 @@ def risks(sem: dict) -> list[str]:
 
 
 def shared_risks(items: list[Converted]) -> list[str]:
-    """What holds for several locks of a patch, said once: the limit of the
-    proof that every take is released in its function, and the declarations in
+    """What holds for several locks of a patch, said once: the declarations in
     headers whose other users were not converted."""
-    out = []
-    local = [lock_name(i.sem) for i in items if i.sem["class"] == "mutex"
-             and i.sem.get("rule") != "lock.paired_on_one_task"]
-    if local:
-        out.append(f"The audit found every release of {and_list(local)} in the function "
-                   "that took it; callers reached only through function pointers outside "
-                   "this tree were not seen.")
     headers = sorted({i.sem["declared"]["path"] for i in items
                       if i.sem["declared"]["path"].endswith(".h")})
-    if headers:
-        out.append(f"Declared in {and_list(headers)}: only the files the audit ties to "
-                   "the locks were converted and compiled.")
-    return out
+    if not headers:
+        return []
+    return [f"Declared in {and_list(headers)}: the files the audit ties to the locks "
+            "were converted and compiled, and the files that include the header."]
 
 
 def provenance(items: list[Converted], version: str) -> list[str]:
@@ -509,18 +498,13 @@ def cover_subject(prefix: str, classes: set[str]) -> str:
 
 
 def patch_summary(items: list[Converted]) -> str:
-    """One sentence per patch for the cover letter: what it converts and who
-    uses it."""
+    """One sentence per patch for the cover letter: what it converts."""
     parts = []
-    for item in items:
-        sem = item.sem
-        if sem["class"] == "mutex":
-            parts.append(f"{lock_name(sem)}, held in {_some(functions(sem, ('down',)), 3)}, "
-                         "to a mutex")
-        else:
-            parts.append(f"{lock_name(sem)}, waited for in "
-                         f"{_some(functions(sem, ('down',)), 3)}, to a completion")
-    return "converts " + and_list(parts) + "."
+    for cls, many in (("mutex", "mutexes"), ("completion", "completions")):
+        names = [lock_name(i.sem) for i in items if i.sem["class"] == cls]
+        if names:
+            parts.append(f"{and_list(names)} to {many if len(names) > 1 else 'a ' + cls}")
+    return "converts " + " and ".join(parts) + "."
 
 
 def cover_text(patches: list[tuple[str, str]], refused: list[Outcome], version: str,

@@ -8,8 +8,10 @@ member lock, `base->lock` or `base.lock` on the take's line, the region up to
 the first release after it in the same function, and every `base->m` or
 `base.m` there that changes m (an assignment, ++/--, its address taken:
 list_add(); not an atomic bit operation) whose m is a member of the lock's struct and not a lock
-itself.  Members only read (a device pointer followed) are not what the lock
-protects.  A lock that is no
+itself, and which those files change nowhere else (the function that
+initialises the lock aside: nobody else has the object yet).  Members only
+read (a device pointer followed), or changed without the lock too, are not
+what the lock protects.  A lock that is no
 member (a global, a static) has no such base: nothing is said.
 """
 
@@ -19,7 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from classify.convert.csource import strip_comments
+from classify.convert.csource import function_spans, strip_comments
 from classify.convert.rename import struct_body
 
 
@@ -78,15 +80,48 @@ def guarded_members(sem: dict, read: Callable[[str], str]) -> list[str]:
         if base is None:
             continue
         at = rf"{re.escape(base[0])}\s*{re.escape(base[1])}\s*(\w+)"
-        # &base->m, but not &base->m->x: the address of what m points to
-        change = re.compile(rf"&\s*{at}(?!\s*(?:->|\.))|(?:\+\+|--)\s*{at}|(?<![\w>.&]){at}\s*"
-                            r"(?:\[[^]]*\]\s*|(?:\.|->)\s*\w+\s*)*(?:[-+*/|&^]?=(?!=)|\+\+|--)")
         for n in range(start, end - 1):
-            if _ATOMIC.search(lines[n]):
-                continue        # set_bit(), atomic_inc(): needs no lock
-            for m in change.finditer(lines[n]):
-                name = next(g for g in m.groups() if g)
+            for name in _changed(lines[n], (re.escape(base[0]), re.escape(base[1]))):
                 if name != lock and name in members:
                     seen[name] += 1
                     first.setdefault(name, len(first))
-    return sorted(seen, key=lambda n: (-seen[n], first[n]))
+    elsewhere = _changed_elsewhere(sem, read)
+    return sorted((n for n in seen if n not in elsewhere),
+                  key=lambda n: (-seen[n], first[n]))
+
+
+# any object's member: `d->x.y`, `priv.list`
+_ANY_BASE = (r"[A-Za-z_]\w*(?:\s*(?:->|\.)\s*\w+)*?", r"(?:->|\.)")
+
+
+def _changed(line: str, base: tuple[str, str]) -> list[str]:
+    """The members that line changes (none by an atomic operation); base: the
+    object and the operator before the member, as regular expressions."""
+    if _ATOMIC.search(line):
+        return []           # set_bit(), atomic_inc(): needs no lock
+    at = rf"{base[0]}\s*{base[1]}\s*(\w+)"
+    # &base->m, but not &base->m->x: the address of what m points to
+    change = re.compile(rf"&\s*{at}(?!\s*(?:->|\.))|(?:\+\+|--)\s*{at}|(?<![\w>.&]){at}\s*"
+                        r"(?:\[[^]]*\]\s*|(?:\.|->)\s*\w+\s*)*(?:[-+*/|&^]?=(?!=)|\+\+|--)")
+    return [next(g for g in m.groups() if g) for m in change.finditer(line)]
+
+
+def _changed_elsewhere(sem: dict, read: Callable[[str], str]) -> set[str]:
+    """Members changed, through any pointer, outside the regions where the lock
+    is held and outside the functions that initialise it, in the files of its
+    operations."""
+    held: dict[str, set[int]] = {}
+    for path, start, end in _regions(sem):
+        held.setdefault(path, set()).update(range(start, end + 1))
+    inits = {(i["path"], i["line"]) for i in sem.get("init", [])}
+    out: set[str] = set()
+    for path in sorted({o["path"] for o in sem.get("ops", [])}):
+        lines = strip_comments(read(path)).split("\n")
+        spared = set(held.get(path, ()))
+        for first, last in function_spans(lines):
+            if any(p == path and first <= n <= last for p, n in inits):
+                spared.update(range(first, last + 1))
+        for n, line in enumerate(lines, 1):
+            if n not in spared:
+                out.update(_changed(line, _ANY_BASE))
+    return out

@@ -27,33 +27,71 @@ _MAPPING = {"interruptible": " ? -EINTR : 0;", "killable": " ? -EINTR : 0;",
             "timeout": " ? 0 : -ETIME;"}
 
 
-def _uses(body: list[str], var: str) -> list[str]:
-    """The lines after the call that name var, up to its next assignment or the
-    end of the function (the first line back at column 0)."""
-    out = []
+def _uses(body: list[str], var: str, indent: int = 0) -> list[str]:
+    """The lines after the call that name var while it may still hold the
+    call's value: up to an assignment at the call's own depth (indent: its
+    columns), the end of an if/else chain at that depth that assigns var in
+    every branch (iwpm's `if (ret) { ret = -EINVAL; } else { ret = ...; }`),
+    or the end of the function.  An assignment in one branch only is no use,
+    but the value may still be the call's after it (parport's `if (..) ret = 1;
+    return ret;`)."""
+    out: list[str] = []
+    chain: list[bool] = []          # per branch of the if/else chain: var assigned
+    plain_else = False              # the chain ends in `else`: some branch always runs
     for line in body:
         if line.startswith("}"):
             break
-        if not re.search(rf"\b{var}\b", line):
+        depth = _columns(_lead(line))
+        code = line.strip()
+        assigns = bool(re.match(rf"{var}\s*=[^=]", code))
+        if depth <= indent:
+            if assigns:
+                break
+            if re.match(r"if\s*\(", code):
+                chain, plain_else = [False], False
+            elif re.match(r"\}\s*else\b", code) and chain:
+                chain.append(False)
+                plain_else = not re.match(r"\}\s*else\s+if\b", code)
+            elif code == "}" and chain:
+                if plain_else and all(chain):
+                    break
+                chain = []
+        elif assigns and chain:
+            chain[-1] = True
             continue
-        if re.match(rf"\s*{var}\s*=[^=]", line):
-            break
-        out.append(line)
+        if re.search(rf"\b{var}\b", line) and not assigns:
+            out.append(line)
     return out
 
 
-def only_tested(body: list[str], var: str) -> bool:
-    """Every use of var in body is `if (var)` or `if (!var)`."""
-    uses = _uses(body, var)
-    test = re.compile(rf"\s*(?:\}}\s*else\s+)?if\s*\(\s*!?\s*{var}\s*\)")
-    return bool(uses) and all(test.match(u) and len(re.findall(rf"\b{var}\b", u)) == 1
-                              for u in uses)
+def _lead(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
+
+
+def _truth_uses(line: str, var: str) -> bool:
+    """line is an if/while condition in which every var is a truth value:
+    `if (ret)`, `if (!msg && ret)`, `} else if (x || !ret)`."""
+    if not re.match(r"\s*(?:\}\s*else\s+)?(?:if|while)\s*\(", line):
+        return False
+    for m in re.finditer(rf"\b{var}\b", line):
+        before = line[:m.start()].rstrip()
+        before = before[:-1].rstrip() if before.endswith("!") else before
+        after = line[m.end():].lstrip()
+        if not (before.endswith(("(", "&&", "||")) and after.startswith((")", "&&", "||"))):
+            return False
+    return True
+
+
+def only_tested(body: list[str], var: str, indent: int = 0) -> bool:
+    """Every use of var in body is a truth value in an if or while condition
+    (an assignment to it is no use, but then its value is not only tested)."""
+    uses = _uses(body, var, indent)
+    return bool(uses) and all(_truth_uses(u, var) for u in uses)
 
 
 def _turn_over(line: str, var: str) -> str:
-    """`if (var)` <-> `if (!var)`."""
-    return re.sub(rf"\(\s*(!?)\s*{var}\s*\)",
-                  lambda m: f"({'' if m.group(1) else '!'}{var})", line, count=1)
+    """Each truth use of var turned over: `ret` <-> `!ret`."""
+    return re.sub(rf"(!\s*)?\b{var}\b", lambda m: var if m.group(1) else f"!{var}", line)
 
 
 def drop_tested_values(path: Path) -> int:
@@ -69,7 +107,8 @@ def drop_tested_values(path: Path) -> int:
         while end < len(lines) - 1 and not lines[end].rstrip().endswith(";"):
             end += 1
         var, mapping = m.group(1), _MAPPING[m.group(2)]
-        if not lines[end].endswith(mapping) or not only_tested(lines[end + 1:], var):
+        if not lines[end].endswith(mapping) or \
+                not only_tested(lines[end + 1:], var, _columns(_lead(line))):
             continue
         lines[end] = lines[end][:-len(mapping)] + ";"
         if m.group(2) == "timeout":

@@ -126,6 +126,22 @@ def test_a_mutex_definition_gets_its_comment() -> None:
     line = next(x for x in many.split("\n") if "serialises" in x)
     assert "and 7 more functions" in line and _columns(line) <= 80
     assert many.split("\n")[2] == "\tstruct mutex poll_lock;"     # on the line above
+    # a few names that do not fit a line: every one, in a block comment above
+    few = F.definition_comment(text, 2, ["xenbus_dev_probe", "xenbus_dev_remove",
+                                         "backend_reclaim_memory"])
+    assert few.split("\n")[1:6] == [
+        "\t/*", "\t * Serialises xenbus_dev_probe(), xenbus_dev_remove() and",
+        "\t * backend_reclaim_memory().", "\t */", "\tstruct mutex poll_lock;"]
+
+
+def test_the_file_s_own_comment_above_moves_to_the_definition_s_line() -> None:
+    text = "struct a {\n\t/* Lock for getting db area */\n\tstruct mutex idx_lock;\n};\n"
+    assert F.definition_comment(text, 3, ["get_db_area"], ["num_free"]) == \
+        "struct a {\n\tstruct mutex idx_lock; /* Lock for getting db area */\n};\n"
+    # look-alike: a comment too long to join the line stays, and ours is added
+    long = text.replace("Lock for getting db area", "x" * 60)
+    got = F.definition_comment(long, 3, ["get_db_area"], ["num_free"])
+    assert "x" * 60 + " */\n\tstruct mutex idx_lock; /* protects num_free */" in got
 
 
 def test_a_commented_definition_is_left() -> None:
@@ -160,6 +176,20 @@ def test_an_include_in_its_sorted_place() -> None:
     assert F.add_include(unsorted, "linux/completion.h") == (
         "#include <linux/slab.h>\n#include <linux/kernel.h>\n"
         "#include <linux/completion.h>\n#include <net/x.h>\n")
+
+
+def test_an_include_takes_semaphore_h_s_place_or_its_sorted_one() -> None:
+    # an unsorted block whose semaphore.h goes: the new header takes its line
+    text = ("#include <linux/wait.h>\n#include <linux/semaphore.h>\n#include <linux/list.h>\n"
+            "struct a { struct mutex m; };\n")
+    assert F.add_include(text, "linux/mutex.h").startswith(
+        "#include <linux/wait.h>\n#include <linux/mutex.h>\n#include <linux/list.h>\n")
+    # a long sorted block with one neighbour out of order (blk-mq.h, blk-mq-pci.h)
+    names = ["acpi", "blk-mq", "blk-mq-pci", "clk", "module", "of_address", "timer"]
+    block = "".join(f"#include <linux/{n}.h>\n" for n in names)
+    got = F.add_include(block + "int x;\n", "linux/mutex.h")
+    assert "#include <linux/module.h>\n#include <linux/mutex.h>\n#include <linux/of_address.h>" \
+        in got
 
 
 def test_an_include_already_there_is_not_added() -> None:
@@ -230,5 +260,7 @@ def test_an_include_goes_in_the_first_block() -> None:
     text = ("#include <linux/wait.h>\n#include <linux/semaphore.h>\n#include <asm/x.h>\n"
             "\nstruct a { int x; };\n#if X\n#include <linux/parport_pc.h>\n#endif\n")
     got = F.add_include(text, "linux/completion.h")
-    assert got.startswith("#include <linux/wait.h>\n#include <linux/semaphore.h>\n"
-                          "#include <linux/completion.h>\n#include <asm/x.h>\n")
+    # no semaphore is left: completion.h takes semaphore.h's line, in the first block
+    assert got.startswith("#include <linux/wait.h>\n#include <linux/completion.h>\n"
+                          "#include <asm/x.h>\n")
+    assert got.count("#include <linux/completion.h>") == 1

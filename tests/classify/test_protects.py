@@ -61,3 +61,22 @@ def test_the_definition_comment_says_what_it_protects_else_who_takes_it():
         layout.definition_comment(text, 2, ["add"], ["count", "items"])
     assert "\tstruct mutex lock; /* serialises add() */" in \
         layout.definition_comment(text, 2, ["add"])
+
+
+def test_a_member_changed_without_the_lock_too_is_not_what_it_protects():
+    src = SRC + """
+static void reset(struct dev *d)
+{
+	d->count = 0;
+}
+
+static void init(struct dev *d)
+{
+	INIT_LIST_HEAD(&d->items);
+	sema_init(&d->lock, 1);
+}
+"""
+    sem = _sem([(12, "down"), (14, "up"), (23, "up")])
+    sem["init"] = [{"path": "drivers/x/x.c", "line": 36}]
+    # count is reset without the lock; items is only set up where the lock is
+    assert guarded_members(sem, lambda p: src) == ["items"]

@@ -135,3 +135,29 @@ def test_a_timed_wait_only_tested_loses_the_mapping_and_its_tests_turn_over(
         ",\n\t\t\t\t\t  IWPM_NL_TIMEOUT) ? 0 : -ETIME;", ") ? -EINTR : 0;")
     got = run(tmp_path, interrupted)
     assert "wait_for_completion_interruptible(&nlmsg_request->sem);\n\tif (ret) {" in got
+
+
+IPMI_COMPOUND = """static int thread(void *data)
+{
+\twhile (1) {
+\t\tret = wait_for_completion_timeout(&iidev->got_rsp,
+\t\t\t\t\t\t  msecs_to_jiffies(iidev->retry_time_ms)) ? 0 : -ETIME;
+\t\tmsg = iidev->working_msg;
+\t\tif (!msg && ret) {
+\t\t\twait_for_completion(&iidev->got_rsp);
+\t\t} else if (msg || !ret) {
+\t\t\tcontinue;
+\t\t}
+\t}
+}
+"""
+
+
+def test_a_value_tested_inside_a_condition_loses_the_mapping_too(tmp_path: Path) -> None:
+    got = run(tmp_path, IPMI_COMPOUND)
+    assert "msecs_to_jiffies(iidev->retry_time_ms));\n" in got and "ETIME" not in got
+    # the timed wait's truth is turned over in every test
+    assert "if (!msg && !ret) {" in got and "} else if (msg || ret) {" in got
+    # look-alike: a comparison is no truth test
+    compared = IPMI_COMPOUND.replace("if (!msg && ret)", "if (!msg && ret < 0)")
+    assert run(tmp_path, compared) == compared
