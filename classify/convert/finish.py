@@ -193,7 +193,9 @@ def finish(tree: Path, sem: dict, files: list[str], changed_files: list[str]) ->
             text = _read(tree, rel)
             d = _declaration_line(text, changed[rel], name)
             if d:
-                _write(tree, rel, definition_comment(text, d, funcs, sem.get("guards", [])))
+                _write(tree, rel, definition_comment(
+                    text, d, funcs, sem.get("guards", []),
+                    net=rel.startswith(("drivers/net/", "net/"))))
 
     # long lines
     changed = diff()

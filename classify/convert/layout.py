@@ -38,13 +38,14 @@ _DEFINITION = re.compile(r"^(\s*)(?:static\s+)?(?:struct\s+mutex\s+\w+\s*;|DEFIN
 
 
 def definition_comment(text: str, line: int, funcs: list[str], guards: list[str] = (),
-                       limit: int = LIMIT) -> str:
+                       limit: int = LIMIT, net: bool = False) -> str:
     """`struct mutex x;` / `DEFINE_MUTEX(x);` at line (1-based) with the comment
     checkpatch --strict asks for (UNCOMMENTED_DEFINITION): what it protects
     (guards: the members changed under it, convert.protects), else what it
     serialises (funcs: the functions taking it), at the end of the line or,
     when that passes limit columns, on the line above.  A definition with a
-    comment on its line is left."""
+    comment on its line is left.  net: the file is networking's (drivers/net/,
+    net/), whose block comments start on the /* line."""
     lines = text.split("\n")
     if not (0 < line <= len(lines)) or not (funcs or guards):
         return text
@@ -73,8 +74,10 @@ def definition_comment(text: str, line: int, funcs: list[str], guards: list[str]
         # every name, in a block comment above: "and 2 more functions" says little
         words = textwrap.wrap(f"{verb.capitalize()} {_listed(names, 1 << 10, what)}.",
                               limit - _columns(indent) - 3, break_long_words=False)
-        lines[line - 1:line] = ([f"{indent}/*"] + [f"{indent} * {w}" for w in words]
-                                + [f"{indent} */", decl])
+        body = [f"{indent} * {w}" for w in words]
+        if net:     # networking's block comments open on their first line
+            body[0] = f"{indent}/* {words[0]}"
+        lines[line - 1:line] = ([] if net else [f"{indent}/*"]) + body + [f"{indent} */", decl]
     return "\n".join(lines)
 
 

@@ -132,6 +132,11 @@ def test_a_mutex_definition_gets_its_comment() -> None:
     assert few.split("\n")[1:6] == [
         "\t/*", "\t * Serialises xenbus_dev_probe(), xenbus_dev_remove() and",
         "\t * backend_reclaim_memory().", "\t */", "\tstruct mutex poll_lock;"]
+    net = F.definition_comment(text, 2, ["xenbus_dev_probe", "xenbus_dev_remove",
+                                         "backend_reclaim_memory"], net=True)
+    assert net.split("\n")[1:3] == [
+        "\t/* Serialises xenbus_dev_probe(), xenbus_dev_remove() and",
+        "\t * backend_reclaim_memory()."]
 
 
 def test_the_file_s_own_comment_above_moves_to_the_definition_s_line() -> None:
