@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from classify.convert.select import PatchError
-from classify.convert.message import is_placeholder
+from classify.convert.identity import is_placeholder
 from classify.paths import PROJECT_DIR, SERIES_ROOT
 from classify.tree import TreeError
 

@@ -1,7 +1,7 @@
 """The words of a conversion patch: the commit message a maintainer reads (why
-the semaphore is a mutex or an event, who takes and releases it, where), the
-notes below the --- (what to check, how the patch was made), the cover letter,
-and the identity that signs off.
+the semaphore is a mutex or an event, who takes and releases it, where) and the
+notes below the --- (what to check, how the patch was made).  The cover letter
+is classify.convert.cover's, the identity classify.convert.identity's.
 
 The body is prose about the driver, with function names and no line numbers of
 the tree the tool read: those mean nothing upstream.  The audit's listing, the
@@ -12,17 +12,12 @@ what it ran (classify.convert.testing).
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from classify.convert.select import Outcome, PatchError
 from classify.convert.transform import SCRIPTS, cocci_id
-from classify.paths import PROJECT_DIR
-from classify.tree import GIT_ENV
 
 
 SIGNATURE = "sem2mutex"
@@ -426,106 +421,3 @@ def insert_notes(patch: Path, notes: str) -> None:
     if not sep:
         raise ValueError(f"{patch}: no --- line")
     patch.write_text(head + sep + notes + "\n" + rest)
-
-
-PLACEHOLDER_DOMAINS = re.compile(
-    r"@(localhost|example|invalid|test)$|@.*\.(example|invalid|test|localhost)$|"
-    r"@(.*\.)?example\.(com|org|net)$", re.I)
-
-
-class IdentityError(PatchError):
-    """No identity to sign the patches off with."""
-
-
-def is_placeholder(name: str, email: str) -> bool:
-    """sem2mutex's own identity, or an address at a reserved domain."""
-    return name == GIT_ENV["GIT_AUTHOR_NAME"] or bool(PLACEHOLDER_DOMAINS.search(email))
-
-
-def identity(repo: Path = PROJECT_DIR, env: dict[str, str] | None = None
-             ) -> tuple[str, str]:
-    """(name, email) to sign off with: GIT_AUTHOR_NAME/EMAIL from the environment,
-    else git config user.name/email of this repository.  None, or a placeholder
-    (sem2mutex's own identity, an address at a reserved domain such as
-    example.org, .example, .invalid, localhost), is an IdentityError: a
-    Signed-off-by certifies the Developer's Certificate of Origin and must be a
-    person's."""
-    env = os.environ if env is None else env
-    def cfg(key: str) -> str:
-        res = subprocess.run(["git", "-C", str(repo), "config", key],
-                             capture_output=True, text=True)
-        return res.stdout.strip() if res.returncode == 0 else ""
-    name = env.get("GIT_AUTHOR_NAME") or cfg("user.name")
-    email = env.get("GIT_AUTHOR_EMAIL") or cfg("user.email")
-    if not (name and email):
-        raise IdentityError("no identity to sign off with: set git config user.name "
-                            "and user.email (or GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL), or "
-                            "SIGNOFF=0 (--no-signoff) for patches without Signed-off-by")
-    if is_placeholder(name, email):
-        raise IdentityError(f"{name} <{email}> is a placeholder, not an identity to "
-                            "sign off with: set git config user.name/user.email (or "
-                            "GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL), or SIGNOFF=0 "
-                            "(--no-signoff)")
-    return name, email
-
-
-def commit_env(name: str, email: str) -> dict[str, str]:
-    env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
-           "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
-    if os.environ.get("SOURCE_DATE_EPOCH"):
-        date = f"@{os.environ['SOURCE_DATE_EPOCH']} +0000"
-        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    return env
-
-
-MOTIVATION = (
-    "Most of the struct semaphores left in the kernel are binary and used as "
-    "mutexes, or count events that a completion describes better. The generic "
-    "mutex subsystem was merged in 2006 with a path for moving them over that was "
-    "never finished; these patches continue it for the code below. A mutex gets "
-    "lockdep and CONFIG_DEBUG_MUTEXES checking (owner, recursion, a release by "
-    "another task, freeing while held) and optimistic spinning; a completion says "
-    "that one side waits for an event that the other signals.")
-
-
-def _kinds(classes: set[str], many: bool) -> str:
-    names = {"mutex": ("a mutex", "mutexes"), "completion": ("a completion", "completions")}
-    return " and ".join(names[c][many] for c in sorted(classes, reverse=True))
-
-
-def cover_subject(prefix: str, classes: set[str]) -> str:
-    return f"{prefix}Convert semaphores to {_kinds(classes, True)}"
-
-
-def patch_summary(items: list[Converted]) -> str:
-    """One sentence per patch for the cover letter: what it converts."""
-    parts = []
-    for cls, many in (("mutex", "mutexes"), ("completion", "completions")):
-        names = [lock_name(i.sem) for i in items if i.sem["class"] == cls]
-        if names:
-            parts.append(f"{and_list(names)} to {many if len(names) > 1 else 'a ' + cls}")
-    return "converts " + " and ".join(parts) + "."
-
-
-def cover_text(patches: list[tuple[str, str]], refused: list[Outcome], version: str,
-               routing: list[str]) -> str:
-    """The blurb of a series' cover letter: why, what each patch does (patches:
-    (subject without [PATCH], summary)), what was left out and why, the base,
-    where to send it.  The testing paragraph is added by the verification."""
-    lines = wrap(MOTIVATION) + [""]
-    for n, (subj, what) in enumerate(patches, 1):
-        lines += wrap(f"Patch {n} ({subj.rsplit(': ', 1)[0]}) {what}") + [""]
-    for o in refused:
-        lines += wrap(f"Not converted: {o.id}: {'; '.join(o.why)}") + [""]
-    lines += wrap(f"Based on Linux {version}.") + [""]
-    lines += [ln for r in routing for ln in wrap(r)]
-    while lines and not lines[-1]:
-        lines.pop()
-    return "\n".join(lines)
-
-
-def fill_cover(cover: Path, subject: str, blurb: str) -> None:
-    text = cover.read_text()
-    text = text.replace("*** SUBJECT HERE ***", subject, 1)
-    text = text.replace("*** BLURB HERE ***", blurb, 1)
-    cover.write_text(text)

@@ -79,7 +79,6 @@ def guarded_members(sem: dict, read: Callable[[str], str]) -> list[str]:
         base = _base(lines[start - 1], lock)
         if base is None:
             continue
-        at = rf"{re.escape(base[0])}\s*{re.escape(base[1])}\s*(\w+)"
         for n in range(start, end - 1):
             for name in _changed(lines[n], (re.escape(base[0]), re.escape(base[1]))):
                 if name != lock and name in members:

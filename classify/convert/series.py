@@ -20,9 +20,9 @@ from classify.census.waits import lock_findings
 from classify.convert.protects import guarded_members
 from classify.convert.maintainers import (add_recipients, on_tree, read_entries, recipients,
                                           routing, section_for, tree_tag, union)
-from classify.convert.message import (SIGNATURE, Converted, commit_env, commit_message,
-                                      cover_subject, cover_text, fill_cover, identity,
-                                      insert_notes, is_placeholder, patch_summary,
+from classify.convert.cover import cover_subject, cover_text, fill_cover, patch_summary
+from classify.convert.identity import commit_env, identity, is_placeholder
+from classify.convert.message import (SIGNATURE, Converted, commit_message, insert_notes,
                                       reviewer_notes, wrap)
 from classify.convert.select import Outcome, select, sem_paths, series_subsystem
 from classify.convert.subject import common_prefix, has_history, patch_prefix, summary

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from classify.convert import maintainers as M
-from classify.convert import message
+from classify.convert import identity, message
 from classify.convert import series
 from classify.convert import subject
 from classify.tree import GIT_ENV
@@ -412,19 +412,19 @@ def test_insert_notes_below_the_dashes(tmp_path):
 def test_identity_refuses_placeholders(tmp_path, env, ok):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     if ok:
-        assert message.identity(tmp_path, env) == (env["GIT_AUTHOR_NAME"],
+        assert identity.identity(tmp_path, env) == (env["GIT_AUTHOR_NAME"],
                                                    env["GIT_AUTHOR_EMAIL"])
     else:
-        with pytest.raises(message.IdentityError, match="SIGNOFF=0"):
-            message.identity(tmp_path, env)
+        with pytest.raises(identity.IdentityError, match="SIGNOFF=0"):
+            identity.identity(tmp_path, env)
 
 
 def test_identity_none_at_all(tmp_path, monkeypatch):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    with pytest.raises(message.IdentityError, match="no identity"):
-        message.identity(tmp_path, {})
+    with pytest.raises(identity.IdentityError, match="no identity"):
+        identity.identity(tmp_path, {})
 
 
 # ------------------------------------------------------------------ the reports
