@@ -352,8 +352,8 @@ def shared_risks(items: list[Converted]) -> list[str]:
                       if i.sem["declared"]["path"].endswith(".h")})
     if not headers:
         return []
-    return [f"Declared in {and_list(headers)}: the files the audit ties to the locks "
-            "were converted and compiled, and the files that include the header."]
+    return [f"Declared in {and_list(headers)}: only the files the audit ties to the "
+            "locks were converted; the testing line says what was compiled."]
 
 
 def provenance(items: list[Converted], version: str) -> list[str]:
