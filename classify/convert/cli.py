@@ -39,9 +39,21 @@ def stable_record(outcome: Outcome, verified: dict | None) -> dict:
     return rec
 
 
-def merge_json(path: Path, updates: dict[str, dict], extra: dict) -> dict:
+def convertible_ids(audit_path: Path) -> set[str] | None:
+    """The ids the audit classes mutex or completion (None without an audit):
+    a record of any other is stale, whichever run wrote it."""
+    try:
+        audit = load_audit(audit_path)
+    except PatchError:
+        return None
+    return {s["id"] for s in audit.get("semaphores", [])
+            if s.get("class") in ("mutex", "completion")}
+
+
+def merge_json(path: Path, updates: dict[str, dict], extra: dict,
+               keep: set[str] | None = None) -> dict:
     """Update the per-semaphore records of a JSON file (earlier runs' records of
-    other semaphores are kept)."""
+    other semaphores are kept, but for those keep does not name)."""
     try:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
@@ -51,7 +63,8 @@ def merge_json(path: Path, updates: dict[str, dict], extra: dict) -> dict:
     data.update(extra)
     sems = data.setdefault("semaphores", {})
     sems.update(updates)
-    data["semaphores"] = dict(sorted(sems.items()))
+    data["semaphores"] = dict(sorted((k, v) for k, v in sems.items()
+                                     if keep is None or k in keep))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     return data
@@ -180,8 +193,10 @@ def record_reports(tree, audit_path: Path, out: Path, rerender: bool) -> int:
         raise PatchError(f"{out / 'patches.json'}: no patch records: run `make patches` "
                          "first") from None
     sems = stable.pop("semaphores", {})
-    data = merge_json(audit_path.parent / "patches.json", sems, stable)
-    print(f"patches: wrote {audit_path.parent / 'patches.json'} ({len(sems)} record(s))")
+    data = merge_json(audit_path.parent / "patches.json", sems, stable,
+                      keep=convertible_ids(audit_path))
+    print(f"patches: wrote {audit_path.parent / 'patches.json'} "
+          f"({len(data['semaphores'])} record(s))")
     if rerender and audit_path.is_file():
         rerender_report(tree.path, tree.version, audit_path.parent, data, DEFAULT_CACHE)
     return 0

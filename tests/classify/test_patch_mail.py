@@ -441,7 +441,9 @@ def test_patches_leaves_the_reports_alone_and_record_updates_them(tmp_path):
     reports = tmp_path / "reports"
     reports.mkdir()
     (reports / "audit.json").write_text(json.dumps(audit3()))
-    (reports / "patches.json").write_text('{"semaphores": {}}\n')
+    # a record an earlier run left of a semaphore the audit no longer converts
+    (reports / "patches.json").write_text(
+        '{"semaphores": {"drivers/gone/gone.c:g.lock": {"status": "converted"}}}\n')
     (reports / "audit.md").write_text("# audit\n")
     before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in reports.iterdir()}
     out = tmp_path / "work" / "patches"
@@ -458,6 +460,7 @@ def test_patches_leaves_the_reports_alone_and_record_updates_them(tmp_path):
     assert res.returncode == 0, res.stderr
     recorded = json.loads((reports / "patches.json").read_text())
     assert recorded["semaphores"]["drivers/bar/bar.c:dev.lock"]["status"] == "converted"
+    assert "drivers/gone/gone.c:g.lock" not in recorded["semaphores"]
 
 
 def test_a_placeholder_identity_stops_the_run_in_one_line(tmp_path):
