@@ -60,6 +60,7 @@ from dataclasses import asdict, dataclass
 
 from classify.census.callgraph import CallGraph, Node
 from classify.census.cscan import Scope, clean_source, scan_scopes
+from classify.census.scan import split_args
 
 MAX_DEPTH = 3
 
@@ -293,21 +294,9 @@ def _unnamed_function(clean: str, sc: Scope) -> str:
 
 
 def _split_args(clean: str, paren: int) -> list[str]:
-    """The top-level arguments of the call whose "(" is at paren."""
-    depth, out, start = 0, [], paren + 1
-    for i in range(paren, min(len(clean), paren + 4000)):
-        ch = clean[i]
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                out.append(clean[start:i])
-                break
-        elif ch == "," and depth == 1:
-            out.append(clean[start:i])
-            start = i + 1
-    return [a.strip() for a in out if a.strip()]
+    """The top-level arguments of the call whose "(" is at paren, without
+    whitespace (census.scan's reading of a call)."""
+    return [a for a in split_args(clean, paren)[0] if a]
 
 
 def _key(f: _File, pos: int, expr: str) -> Key:
