@@ -1,10 +1,11 @@
 """The call graph and execution contexts (classify/census/callgraph.py): each ops
 table and registration kind is caught, and their look-alikes are not."""
 
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from conftest import git_tree
 
 from classify.census import take_census
 from classify.census.callgraph import build_callgraph
@@ -125,13 +126,7 @@ static int b_init(struct device *dev) { return devm_request_irq(dev, 1, b_isr, 0
 @pytest.fixture(scope="module")
 def graph(tmp_path_factory):
     root = tmp_path_factory.mktemp("cgtree")
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run(git + ["init", "-q"], check=True)
-    subprocess.run(git + ["add", "-A"], check=True)
-    subprocess.run(git + ["commit", "-q", "-m", "tree"], check=True)
+    git_tree(root, FILES)
     census = take_census(root)
     return build_callgraph(census, root, cache=Cache(tmp_path_factory.mktemp("cgcache")))
 

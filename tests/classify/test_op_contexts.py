@@ -4,10 +4,11 @@ conversion patch: an ioctl, an exported wrapper and its callers, a header's
 inline wrapper, an interrupt handler, a threaded one; and nothing for a
 counting semaphore."""
 
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from conftest import git_tree
 
 import classify.audit as A
 from classify.audit import MAX_CALLERS, _callers, run_audit
@@ -114,13 +115,7 @@ M = "drivers/m/m.c"
 @pytest.fixture(scope="module")
 def audit(tmp_path_factory):
     root = tmp_path_factory.mktemp("opctx")
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run(git + ["init", "-q"], check=True)
-    subprocess.run(git + ["add", "-A"], check=True)
-    subprocess.run(git + ["commit", "-q", "-m", "tree"], check=True)
+    git_tree(root, FILES)
     return run_audit(root, tmp_path_factory.mktemp("opctx-cache"), nice=0, version="t")
 
 
