@@ -1,9 +1,6 @@
 """One spatch facts cache for the whole test session: each fixture file is
 analysed once, whichever tests use it."""
 
-import subprocess
-from pathlib import Path
-
 import pytest
 
 
@@ -11,15 +8,3 @@ import pytest
 def shared_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("sem2mutex-cache")
 
-
-def git_tree(root: Path, files: dict[str, str]) -> Path:
-    """A small tree of files, committed (the census and the call graph grep with
-    git)."""
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run(git + ["init", "-q"], check=True)
-    subprocess.run(git + ["add", "-A"], check=True)
-    subprocess.run(git + ["commit", "-q", "-m", "tree"], check=True)
-    return root

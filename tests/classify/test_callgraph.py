@@ -1,11 +1,13 @@
 """The call graph and execution contexts (classify/census/callgraph.py): each ops
 table and registration kind is caught, and their look-alikes are not."""
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import git_tree
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from smalltree import git_tree  # noqa: E402
 
 from classify.census import take_census
 from classify.census.callgraph import build_callgraph

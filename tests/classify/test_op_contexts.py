@@ -4,11 +4,13 @@ conversion patch: an ioctl, an exported wrapper and its callers, a header's
 inline wrapper, an interrupt handler, a threaded one; and nothing for a
 counting semaphore."""
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import git_tree
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from smalltree import git_tree  # noqa: E402
 
 import classify.audit as A
 from classify.audit import MAX_CALLERS, _callers, run_audit
