@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from classify.convert.csource import function_spans, strip_comments
+from classify.convert.finish import lock_name
 from classify.convert.rename import struct_body
 
 
@@ -66,7 +67,7 @@ def guarded_members(sem: dict, read: Callable[[str], str]) -> list[str]:
     the audited tree by its path."""
     if sem.get("declared", {}).get("kind") != "member":
         return []
-    lock = sem["id"].rsplit(":", 1)[-1].split(".")[-1]
+    lock = lock_name(sem)
     body = struct_body(strip_comments(read(sem["declared"]["path"])),
                        sem["declared"].get("struct", ""))
     members = {m.group(1) for m in _MEMBER.finditer(body) if not _LOCK_TYPE.search(m.group(0))}

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from classify.convert.finish import lock_name
 from classify.convert.handmade import Handmade, conversions_for
 from classify.census.waits import lock_findings
 from classify.convert.protects import guarded_members
@@ -172,8 +173,7 @@ def _convert_driver(tree: Path, kernel: Path, sems: list[dict], name: str,
     git(tree, "reset", "-q", "--soft", start)
     subj = summary([i.sem for i in items])
     commit_with_message(tree, commit_message(prefix, subj, items, me), env)
-    for lock in {i.sem["id"].rsplit(":", 1)[-1].split("@")[0].split(".")[-1]
-                 for i in items}:
+    for lock in sorted({lock_name(i.sem) for i in items}):
         for stale in stale_comments(tree, name=lock):
             items[0].notes.append(stale)
     done = [o for o in outcomes if o.status == "converted"]
