@@ -46,8 +46,10 @@ def convertible_ids(audit_path: Path) -> set[str] | None:
         audit = load_audit(audit_path)
     except PatchError:
         return None
+    if not isinstance(audit, dict):
+        raise PatchError(f"{audit_path}: not an audit.json (no semaphores)")
     return {s["id"] for s in audit.get("semaphores", [])
-            if s.get("class") in ("mutex", "completion")}
+            if isinstance(s, dict) and s.get("class") in ("mutex", "completion")}
 
 
 def merge_json(path: Path, updates: dict[str, dict], extra: dict,
