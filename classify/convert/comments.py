@@ -192,6 +192,11 @@ def rewrite_comments(text: str, changed: set[int], scope: Scope, cls: str,
     code = strip_comments(text).split("\n")
     edits: list[tuple[int, int, list[str]]] = []
     notes: list[str] = []
+
+    def others_in(func: tuple[int, int]) -> bool:
+        """func still uses a semaphore: another one, or this one unconverted"""
+        return bool(_SEM_OPS.search("\n".join(code[func[0] - 1:func[1]])))
+
     for start, end in comment_spans(text):
         first, last = _line_of(text, start), _line_of(text, end - 1)
         body = text[start:end]
@@ -206,6 +211,14 @@ def rewrite_comments(text: str, changed: set[int], scope: Scope, cls: str,
             for n in doc:       # only the lock's own lines of a kernel-doc
                 lines[n - 1] = reword(lines[n - 1], cls, old_name, new_name)
             continue
+        if named and (func is None or others_in(func)) and not at_decl:
+            # a comment elsewhere in the file that quotes the old name
+            # (hns_roce's "this should be called with "poll_sem"") names
+            # what is gone: the name follows, the words stay
+            block = [re.sub(rf"(?<![\w-]){re.escape(old_name)}\b(?!\()", new_name, x)
+                     for x in lines[first - 1:last]]
+            edits.append((first, last, block))
+            continue
         if func is None and not at_decl:
             if any(abs(first - c) <= 6 for c in changed) and _OLD_WORDS.search(body):
                 notes.append(f"{path}:{first}: a comment near the change left as it is "
@@ -213,7 +226,7 @@ def rewrite_comments(text: str, changed: set[int], scope: Scope, cls: str,
             continue
         own = code[first - 1].strip() and first in changed
         nxt = _next_code_line(lines, code, last)
-        others = func is not None and _SEM_OPS.search("\n".join(code[func[0] - 1:func[1]]))
+        others = func is not None and others_in(func)
         if not (at_decl or own or nxt in changed or not others):
             notes.append(f"{path}:{first}: a comment left as it is (its function uses "
                          f"another semaphore too): \"{lines[first - 1].strip()[:60]}\"")

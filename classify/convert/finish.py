@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from classify.convert.comments import Scope, rewrite_comments, rewrite_messages
 from classify.convert.csource import _line_of, added_lines, function_spans, strip_comments
+from classify.convert.hoist import hoist
 from classify.convert.layout import (LIMIT, HEADERS, add_include, break_long_lines,
                                      definition_comment, drop_semaphore_h)
 from classify.convert.rename import (_SAYS_SEM, WORDS, rename_rule, rename_text,
@@ -136,6 +138,31 @@ def _global_taken(tree: Path, name: str) -> bool:
     return res.returncode == 0
 
 
+def _shorten_long_lines(tree: Path, rel: str, changed: Callable[[], set[int]], name: str,
+                        cls: str) -> list[str]:
+    """The lines of rel the patch changes, within LIMIT columns: broken after
+    a comma, or else shortened by a local (hoist.py); the notes for the
+    reviewer (each local, and each line left too long).  changed() gives the
+    changed line numbers anew: a pass moves lines."""
+    notes: list[str] = []
+    tried: set[int] = set()
+    while True:
+        text, left = break_long_lines(_read(tree, rel), changed())
+        _write(tree, rel, text)
+        line = next((n for n in left if n not in tried), 0)
+        if not line:
+            break
+        done = hoist(text, line, name, cls)
+        if done is None:
+            tried.add(line)
+            continue
+        _write(tree, rel, done[0])
+        notes.append(done[1])
+        tried = set()
+    return notes + [f"{rel}:{n}: a line the patch changes is longer than {LIMIT} columns; "
+                    "neither a break nor a local brings it within" for n in left]
+
+
 def finish(tree: Path, sem: dict, files: list[str], changed_files: list[str]) -> Finish:
     """All the passes over the files the conversion changed, in order:
     mappings as if/else, the name, the comments, the definition's comment,
@@ -197,14 +224,9 @@ def finish(tree: Path, sem: dict, files: list[str], changed_files: list[str]) ->
                     text, d, funcs, sem.get("guards", []),
                     net=rel.startswith(("drivers/net/", "net/"))))
 
-    # long lines
-    changed = diff()
+    # long lines: broken after a comma, or else shortened by a local
     for rel in changed_files:
-        text, left = break_long_lines(_read(tree, rel), changed[rel])
-        _write(tree, rel, text)
-        for n in left:
-            result.notes.append(f"{rel}:{n}: a line the patch changes is longer than "
-                                f"{LIMIT} columns; no break keeps its alignment")
+        result.notes += _shorten_long_lines(tree, rel, lambda: diff()[rel], name, cls)
 
     # includes
     header = HEADERS[cls]

@@ -120,11 +120,18 @@ def add_include(text: str, header: str) -> str:
     if not every or header in every:
         return text
     at = _first_block(lines)
-    names = [h for _, h in at]
     sem = next((n for n, h in at if h == "linux/semaphore.h"), None)
-    if _mostly_sorted(names):
-        where = next((n for n, h in at if h > header), at[-1][0] + 1)
-    elif sem is not None and not semaphore_left(text):
+    # a <linux/semaphore.h> that goes is no neighbour (raw_gadget's stood
+    # out of order); the group of lines it is in, or else the first group
+    going = sem is not None and not semaphore_left(text)
+    group = _group(lines, at, sem)
+    names = [h for n, h in group if not (going and n == sem)]
+    if len(names) > 1 and _mostly_sorted(names):
+        if going:
+            del lines[sem]
+            group = [(n - (n > sem), h) for n, h in group if n != sem]
+        where = next((n for n, h in group if h > header), group[-1][0] + 1)
+    elif going:
         lines[sem] = f"#include <{header}>"
         return "\n".join(lines)
     elif sem is not None:
@@ -133,6 +140,19 @@ def add_include(text: str, header: str) -> str:
         where = at[-1][0] + 1
     lines.insert(where, f"#include <{header}>")
     return "\n".join(lines)
+
+
+def _group(lines: list[str], at: list[tuple[int, str]],
+           member: int | None) -> list[tuple[int, str]]:
+    """The includes of at that no blank line parts from the one at index
+    member (the first of at when member is None)."""
+    key = at[0][0] if member is None else member
+    groups: list[list[tuple[int, str]]] = [[at[0]]]
+    for prev, cur in zip(at, at[1:]):
+        if any(not lines[n].strip() for n in range(prev[0] + 1, cur[0])):
+            groups.append([])
+        groups[-1].append(cur)
+    return next(g for g in groups if any(n == key for n, _ in g))
 
 
 def _mostly_sorted(names: list[str]) -> bool:

@@ -138,8 +138,6 @@ def context_sentence(sem: dict, ops: tuple[str, ...], verb: str) -> str:
     text = f"It is {verb} in {and_list(known)} context{'s' if len(known) > 1 else ''}"
     if roots:
         text += f", on paths that start at {_some(roots, 3, 'others')}"
-    if "unknown" in kinds:
-        text += "; some callers were not followed (see the notes)"
     if "under a lock" in kinds:
         text += "; some paths hold a spinlock"
     return text + "."
@@ -346,14 +344,25 @@ def risks(sem: dict) -> list[str]:
 
 
 def shared_risks(items: list[Converted]) -> list[str]:
-    """What holds for several locks of a patch, said once: the declarations in
-    headers whose other users were not converted."""
+    """What holds for several locks of a patch, said once: the callers that
+    were not followed, the declarations in headers whose other users were not
+    converted."""
+    out = []
+    unfollowed = list(dict.fromkeys(
+        f for i in items for f in functions(
+            {"ops": [o for o in i.sem.get("ops", [])
+                     if "unknown" in o.get("context", "").split(": ", 1)[0]]}, ("",))))
+    if unfollowed:
+        out.append(f"Some paths to {_some(unfollowed, 3)} start at a function stored "
+                   "in a structure whose callers were not followed: the message "
+                   "names the contexts of the paths that were (all are listed "
+                   "below).")
     headers = sorted({i.sem["declared"]["path"] for i in items
                       if i.sem["declared"]["path"].endswith(".h")})
-    if not headers:
-        return []
-    return [f"Declared in {and_list(headers)}: only the files the audit ties to the "
-            "locks were converted; the testing line says what was compiled."]
+    if headers:
+        out.append(f"Declared in {and_list(headers)}: only the files the audit ties to "
+                   "the locks were converted; the testing line says what was compiled.")
+    return out
 
 
 def provenance(items: list[Converted], version: str) -> list[str]:

@@ -59,9 +59,13 @@ def testing_sentence(record: dict, sems: list[dict] = ()) -> str:
         text = f"Not compile-tested: {why}."
     else:
         arches = _built_on(record)
-        gccs = [compiler_version(ARCHES[a].gcc) if a in ARCHES else a for a in arches]
+        # a forced choice has a directory of its own: "mips+SGI_IP32"
+        bases = [a.split("+")[0] for a in arches]
+        gccs = [compiler_version(ARCHES[b].gcc) if b in ARCHES else b for b in bases]
+        named = [a if "+" not in a else
+                 f"{a.split('+')[0]} (with CONFIG_{a.split('+', 1)[1]}=y)" for a in arches]
         text = (f"Compile-tested{' only' if not boots else ''}: built with sparse before "
-                f"and after on {and_list(arches)} allmodconfig ({', '.join(dict.fromkeys(gccs))})"
+                f"and after on {and_list(named)} allmodconfig ({', '.join(dict.fromkeys(gccs))})"
                 + (", no new warning." if not record.get("new_sparse") else "."))
         if status == "problem":
             text += " Problems: " + "; ".join(record.get("problems", [])) + "."

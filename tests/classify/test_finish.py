@@ -63,6 +63,20 @@ def test_an_old_style_comment_is_laid_out_in_kernel_style() -> None:
     assert all(_columns(x) <= 80 for x in got.split("\n"))
 
 
+def test_a_comment_elsewhere_quoting_the_renamed_lock_follows_it() -> None:
+    # hns_roce: the comment is above an untouched function; it names the lock
+    text = ('/* this should be called with "poll_sem" */\nstatic int poll(struct d *d)\n'
+            '{\n\treturn 0;\n}\n\nvoid f(struct d *d)\n{\n\tmutex_lock(&d->poll_lock);\n}\n'
+            '/* a semaphore, poll_semantics */\n')
+    got, notes = comments(text, {9}, "mutex", "poll_sem", "poll_lock")
+    assert got.startswith('/* this should be called with "poll_lock" */\n')
+    assert not [n for n in notes if n.startswith("f.c:1:")]
+    # other words of it stay, and so does a word that only begins like it
+    assert got.endswith("/* a semaphore, poll_semantics */\n")
+    # without a rename, the comment is not this lock's to touch
+    assert comments(text, {9}, "mutex", "poll_sem", "")[0] == text
+
+
 def test_a_kernel_doc_line_of_the_lock_only() -> None:
     text = ("/**\n * struct dev_priv - data\n * @proc_sem:\tSemaphore for proc accessing.\n"
             " * @other:\tanother semaphore.\n */\nstruct dev_priv {\n"
@@ -195,6 +209,22 @@ def test_an_include_takes_semaphore_h_s_place_or_its_sorted_one() -> None:
     got = F.add_include(block + "int x;\n", "linux/mutex.h")
     assert "#include <linux/module.h>\n#include <linux/mutex.h>\n#include <linux/of_address.h>" \
         in got
+
+
+def test_a_semaphore_h_out_of_order_is_no_neighbour() -> None:
+    # raw_gadget: sorted but for semaphore.h, which goes; a second group unsorted
+    names = ["compiler", "ctype", "kref", "module", "semaphore", "sched", "wait"]
+    text = ("".join(f"#include <linux/{n}.h>\n" for n in names)
+            + "\n#include <linux/usb/ch9.h>\n#include <linux/usb/ch11.h>\n\nint x;\n")
+    got = F.add_include(text, "linux/completion.h")
+    assert got.startswith("#include <linux/compiler.h>\n#include <linux/completion.h>\n"
+                          "#include <linux/ctype.h>\n")
+    assert "semaphore.h" not in got and got.count("#include") == len(names) + 2
+    # the same block with a semaphore left in the file: semaphore.h stays
+    left = text.replace("int x;", "void f(struct semaphore *s) { down(s); }")
+    got = F.add_include(left, "linux/completion.h")
+    assert "#include <linux/compiler.h>\n#include <linux/completion.h>\n" in got
+    assert "#include <linux/module.h>\n#include <linux/semaphore.h>\n" in got
 
 
 def test_an_include_already_there_is_not_added() -> None:

@@ -359,6 +359,10 @@ def test_the_testing_line_is_what_the_verification_ran():
     assert line.startswith("Compile-tested only: built with sparse before and after on "
                            "x86_64 and m68k allmodconfig (gcc")
     assert "m68k-linux-gnu-gcc" in line
+    # a forced choice of machine: its compiler, and the option in words
+    forced = {**rec, "build": {"c.c": {"arch": "mips+SGI_IP32", "after": {"status": "ok"}}}}
+    line = testing.testing_sentence(forced)
+    assert "on mips (with CONFIG_SGI_IP32=y) allmodconfig (mips-linux-gnu-gcc" in line
     # look-alikes: a file no configuration builds, a patch that did not apply
     rec2 = {**rec, "build": {"a.c": {"arch": "x86_64", "after": {"status": "not built"}}},
             "not_built": ["a.c: CONFIG_A depends on BROKEN"]}
@@ -729,11 +733,17 @@ def test_the_message_names_the_context_and_where_the_paths_start():
     notes = "\n".join(message.callers_notes([message.Converted(s)]))
     assert "drivers/xen/pvcalls-back.c:889 pvcalls_back_event() calls f()" in \
         " ".join(notes.split())
-    # a start whose context is unknown is not named, but said; no context: nothing
+    # a start whose context is unknown is not named in the message, but said
+    # below the ---; no context: nothing
     s["ops"][0].update(context="process + unknown: x", callers=[
         "drivers/x.c:3 g() is stored in s.cb: its callers are not followed"])
     assert message.context_sentence(s, ("down",), "taken") == (
-        "It is taken in process context; some callers were not followed (see the notes).")
+        "It is taken in process context.")
+    assert message.shared_risks([message.Converted(s)])[0].startswith(
+        "Some paths to f() start at a function stored in a structure whose callers "
+        "were not followed")
+    s["ops"][0]["context"] = "process: x"
+    assert message.shared_risks([message.Converted(s)]) == []
     del s["ops"][0]["context"], s["ops"][0]["callers"]
     assert message.context_sentence(s, ("down",), "taken") == ""
     assert message.callers_notes([message.Converted(s)]) == []
