@@ -76,6 +76,17 @@ OPS_FIELDS: dict[str, dict[str, str]] = {
     "kernel_param_ops": _all(PROCESS, "set", "get"),
     # sysctl writes and reads
     "ctl_table": _all(PROCESS, "proc_handler"),
+    "bin_attribute": _all(PROCESS, "read", "write", "mmap"),
+    # nl80211 and cfg80211's work items call these with the wiphy mutex held
+    "cfg80211_ops": {"*": PROCESS},
+    # the SCSI midlayer's ioctl path, scanning and error handler thread
+    "scsi_host_template": _all(PROCESS, "ioctl", "compat_ioctl", "slave_alloc",
+                               "slave_configure", "slave_destroy", "scan_start",
+                               "scan_finished", "eh_abort_handler",
+                               "eh_device_reset_handler", "eh_target_reset_handler",
+                               "eh_bus_reset_handler", "eh_host_reset_handler"),
+    # the iSCSI target's login and connection threads
+    "iscsit_transport": {"*": PROCESS},
 }
 
 _IRQ, _THREAD = {1: HARDIRQ}, {1: HARDIRQ, 2: PROCESS}
@@ -112,6 +123,8 @@ REGISTRATIONS: dict[str, dict[int, str]] = {
                                  "rootfs_initcall", "__initcall", "late_initcall_sync",
                                  "subsys_initcall_sync", "device_initcall_sync")},
     "DEVICE_ATTR": {2: PROCESS, 3: PROCESS},
+    # the RDMA CM delivers events from its work queues (and the caller's task)
+    "rdma_create_id": {1: PROCESS},
 }
 
 

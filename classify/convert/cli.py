@@ -8,8 +8,10 @@ import json
 import time
 from pathlib import Path
 
-from classify.convert.select import Outcome, PatchError, load_audit
+from classify.convert.select import Outcome, PatchError, under
 from classify.convert.series import Series, fresh_worktree, generate, read_series
+from classify.inputs import (InputError, check_patches, load_audit, load_json,
+                             refuse_committed, shown)
 from classify.paths import DEFAULT_CACHE, default_out
 from classify.versions import build_dir_for
 
@@ -39,17 +41,27 @@ def stable_record(outcome: Outcome, verified: dict | None) -> dict:
     return rec
 
 
-def convertible_ids(audit_path: Path) -> set[str] | None:
-    """The ids the audit classes mutex or completion (None without an audit):
-    a record of any other is stale, whichever run wrote it."""
-    try:
-        audit = load_audit(audit_path)
-    except PatchError:
-        return None
-    if not isinstance(audit, dict):
-        raise PatchError(f"{audit_path}: not an audit.json (no semaphores)")
-    return {s["id"] for s in audit.get("semaphores", [])
-            if isinstance(s, dict) and s.get("class") in ("mutex", "completion")}
+def convertible_ids(audit: dict) -> set[str]:
+    """The ids the audit classes mutex or completion: a record of any other is
+    stale, whichever run wrote it."""
+    return {s["id"] for s in audit["semaphores"] if s["class"] in ("mutex", "completion")}
+
+
+def check_selection(audit: dict, audit_path: Path, subsys: str | None,
+                    ids: list[str]) -> None:
+    """ID= and SUBSYS= name what the audit has: a typo is a user error (one line, exit
+    2) before anything is made, not a run that makes nothing."""
+    sems = audit["semaphores"]
+    known = {s["id"] for s in sems}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+        example = f", e.g. {sorted(known)[0]}" if known else ""
+        raise InputError(f"--id {unknown[0]}{more}: no semaphore with this id in "
+                         f"{shown(audit_path)} (ID= takes the audit's ids{example})")
+    if subsys is not None and not any(under(s, subsys) for s in sems):
+        raise InputError(f"--subsys {subsys}: no semaphore of {shown(audit_path)} is "
+                         "declared or used under this path")
 
 
 def merge_json(path: Path, updates: dict[str, dict], extra: dict,
@@ -144,7 +156,8 @@ def run_patches(args) -> int:
     out = Path(args.out).resolve()
     if args.record:
         return record_reports(tree, audit_path, out, not args.no_report)
-    audit = load_audit(audit_path)
+    audit = load_audit(audit_path, "--audit" if args.audit else "audit")
+    check_selection(audit, audit_path, args.subsys, args.id)
     timings: dict[str, float] = {}
     series, skipped = _generate_or_read(args, tree, audit, out, timings)
     outcomes = [o for s in series for o in s.outcomes] + skipped
@@ -188,15 +201,28 @@ def run_patches(args) -> int:
 
 def record_reports(tree, audit_path: Path, out: Path, rerender: bool) -> int:
     """out/patches.json (what `make patches` recorded) into the audit's directory,
-    then the audit report re-rendered with it."""
-    try:
-        stable = json.loads((out / "patches.json").read_text())
-    except (OSError, json.JSONDecodeError):
+    then the audit report re-rendered with it.  Only the records of the semaphores
+    the audit classes mutex or completion are kept; the others are named."""
+    audit = load_audit(audit_path, "audit")
+    dest = refuse_committed(audit_path.parent / "patches.json", "patch status",
+                            allowed=default_out(tree.path, tree.version) / "patches.json")
+    if not (out / "patches.json").is_file():
         raise PatchError(f"{out / 'patches.json'}: no patch records: run `make patches` "
-                         "first") from None
-    sems = stable.pop("semaphores", {})
-    data = merge_json(audit_path.parent / "patches.json", sems, stable,
-                      keep=convertible_ids(audit_path))
+                         "first")
+    stable = load_json(out / "patches.json", "patch records", "a patches.json")
+    check_patches(stable, f"patch records {out / 'patches.json'}")
+    if stable["kernel_version"] != audit["kernel_version"]:
+        raise InputError(f"patch records {out / 'patches.json'}: made for Linux "
+                         f"{stable['kernel_version']}, but {shown(audit_path)} is of Linux "
+                         f"{audit['kernel_version']}: run `make patches` on this tree first")
+    sems = stable.pop("semaphores")
+    keep = convertible_ids(audit)
+    stale = sorted(set(sems) - keep)
+    if stale:
+        print(f"patches: left out {len(stale)} record(s) of semaphores {shown(audit_path)} "
+              "does not class mutex or completion: " + ", ".join(stale[:5])
+              + (f" (+{len(stale) - 5} more)" if len(stale) > 5 else ""))
+    data = merge_json(dest, sems, stable, keep=keep)
     print(f"patches: wrote {audit_path.parent / 'patches.json'} "
           f"({len(data['semaphores'])} record(s))")
     if rerender and audit_path.is_file():

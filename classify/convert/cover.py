@@ -11,14 +11,24 @@ from classify.convert.message import Converted, and_list, lock_name, wrap
 from classify.convert.select import Outcome
 
 
-MOTIVATION = (
-    "Most of the struct semaphores left in the kernel are binary and used as "
-    "mutexes, or count events that a completion describes better. The generic "
-    "mutex subsystem was merged in 2006 with a path for moving them over that was "
-    "never finished; these patches continue it for the code below. A mutex gets "
-    "lockdep and CONFIG_DEBUG_MUTEXES checking (owner, recursion, a release by "
-    "another task, freeing while held) and optimistic spinning; a completion says "
-    "that one side waits for an event that the other signals.")
+# why, said for the kinds of lock the series converts
+HISTORY = (
+    "The generic mutex subsystem was merged in 2006 with a path for moving the "
+    "kernel's semaphores over that was never finished; these patches continue it "
+    "for the code below.")
+WHY = {
+    "mutex": ("Each semaphore converted to a mutex here is binary and held by one task "
+              "at a time. A mutex gets lockdep and CONFIG_DEBUG_MUTEXES checking (owner, "
+              "recursion, a release by another task, freeing while held) and "
+              "optimistic spinning."),
+    "completion": ("Each semaphore converted to a completion here counts events: one "
+                   "side waits, the other signals. A completion says so, and lockdep "
+                   "does not mistake it for a lock."),
+}
+
+
+def motivation(classes: set[str]) -> str:
+    return " ".join([HISTORY] + [WHY[c] for c in ("mutex", "completion") if c in classes])
 
 
 def _kinds(classes: set[str], many: bool) -> str:
@@ -41,11 +51,12 @@ def patch_summary(items: list[Converted]) -> str:
 
 
 def cover_text(patches: list[tuple[str, str]], refused: list[Outcome], version: str,
-               routing: list[str]) -> str:
+               routing: list[str], classes: set[str]) -> str:
     """The blurb of a series' cover letter: why, what each patch does (patches:
     (subject without [PATCH], summary)), what was left out and why, the base,
-    where to send it.  The testing paragraph is added by the verification."""
-    lines = wrap(MOTIVATION) + [""]
+    where to send it; classes: the kinds of lock the series converts.  The
+    testing paragraph is added by the verification."""
+    lines = wrap(motivation(classes)) + [""]
     for n, (subj, what) in enumerate(patches, 1):
         lines += wrap(f"Patch {n} ({subj.rsplit(': ', 1)[0]}) {what}") + [""]
     for o in refused:

@@ -29,7 +29,7 @@ from classify.convert.comments import Scope, rewrite_comments, rewrite_messages
 from classify.convert.csource import _line_of, added_lines, function_spans, strip_comments
 from classify.convert.hoist import hoist
 from classify.convert.layout import (LIMIT, HEADERS, add_include, break_long_lines,
-                                     definition_comment, drop_semaphore_h)
+                                     definition_comment, drop_semaphore_h, used_before)
 from classify.convert.rename import (_SAYS_SEM, WORDS, rename_rule, rename_text,
                                      struct_body, uses_outside)
 from classify.convert.tested import write_mappings_as_if
@@ -230,9 +230,10 @@ def finish(tree: Path, sem: dict, files: list[str], changed_files: list[str]) ->
 
     # includes
     header = HEADERS[cls]
+    changed = diff()
     for rel in changed_files:
         text = _read(tree, rel)
-        if rel == decl_path:
+        if rel == decl_path and not used_before(text, changed[rel], cls):
             text = add_include(text, header)
         _write(tree, rel, drop_semaphore_h(text))
     return result

@@ -137,9 +137,26 @@ def add_include(text: str, header: str) -> str:
     elif sem is not None:
         where = sem + 1
     else:
-        where = at[-1][0] + 1
+        where = group[-1][0] + 1
     lines.insert(where, f"#include <{header}>")
     return "\n".join(lines)
+
+
+# a use of the type or its API: the file compiled with it before the patch
+_TYPE_USES = {
+    "mutex": re.compile(r"\bstruct\s+mutex\b|\bDEFINE_MUTEX\s*\(|\bmutex_\w+\s*\("),
+    "completion": re.compile(r"\bstruct\s+completion\b|\bDECLARE_COMPLETION\w*\s*\(|"
+                             r"\b(?:complete(?:_all)?|(?:re)?init_completion|completion_done|"
+                             r"(?:try_)?wait_for_completion\w*)\s*\("),
+}
+
+
+def used_before(text: str, changed: set[int], cls: str) -> bool:
+    """The file used the type of cls on a line the patch does not change
+    (ngene.h's other struct mutex members): it has its header already, and
+    a new #include would be noise in the diff."""
+    code = strip_comments(text).split("\n")
+    return any(_TYPE_USES[cls].search(x) for n, x in enumerate(code, 1) if n not in changed)
 
 
 def _group(lines: list[str], at: list[tuple[int, str]],

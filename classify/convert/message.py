@@ -36,9 +36,12 @@ class Converted:
 def wrap(text: str, indent: str = "", width: int = 72, hang: int = 0) -> list[str]:
     """text as lines of at most width columns; a "- " indent hangs, and
     continuation lines are indented hang columns more."""
-    return textwrap.wrap(" ".join(text.split()), width, initial_indent=indent,
-                         subsequent_indent=" " * (len(indent) + hang),
-                         break_long_words=False, break_on_hyphens=False)
+    # an arrow stays with the path after it (no "->" alone on a line)
+    glued = " ".join(text.split()).replace("-> ", "->\0")
+    return [x.replace("\0", " ") for x in
+            textwrap.wrap(glued, width, initial_indent=indent,
+                          subsequent_indent=" " * (len(indent) + hang),
+                          break_long_words=False, break_on_hyphens=False)]
 
 
 def and_list(items: list[str]) -> str:
@@ -92,7 +95,12 @@ def _contexts(sem: dict, ops: tuple[str, ...]) -> tuple[list[str], list[str]]:
             root = _root(without_lines(chain.split(" -> ")[0]))
             if root:
                 roots[root] = None
-    return list(kinds), list(roots)
+    # one function stored in two places is one start: "f() (a.x, b.y)"
+    merged: dict[str, list[str]] = {}
+    for root in roots:
+        func, _, what = root.partition(" (")
+        merged.setdefault(func, []).append(what.rstrip(")"))
+    return list(kinds), [f"{f} ({', '.join(w)})" for f, w in merged.items()]
 
 
 def _root(hop: str) -> str:
@@ -143,8 +151,9 @@ def context_sentence(sem: dict, ops: tuple[str, ...], verb: str) -> str:
     return text + "."
 
 
-# " (drivers/x/y.c:468)" and "drivers/x/y.c:1736, :1767 ": the tree's line numbers
-_AT_PAREN = re.compile(r"\s*\([\w./-]+\.[ch]:\d+(?:, :\d+)*\)")
+# " (drivers/x/y.c:468)", " (:188, :210)" and "drivers/x/y.c:1736, :1767 ": the
+# tree's line numbers
+_AT_PAREN = re.compile(r"\s*\((?:[\w./-]+\.[ch])?:\d+(?:, :\d+)*\)")
 _AT = re.compile(r"\b[\w./-]+\.[ch]:\d+(?:, :\d+)*:?\s")
 
 
@@ -277,7 +286,8 @@ def _renames(items: list[Converted]) -> list[str]:
     done = [f"{lock_name(i.sem)} to {i.new_name}" for i in items if i.new_name]
     if not done:
         return []
-    return wrap(f"Rename {and_list(done)}, so that the name says what it is.")
+    return wrap(f"Rename {and_list(done)}: the old name would go on saying "
+                "semaphore.")
 
 
 _CLOSING = {
@@ -326,11 +336,14 @@ def risks(sem: dict) -> list[str]:
             out.append("down_trylock() returns 0 on success, mutex_trylock() 1: each "
                        "test is turned over.")
     else:
-        if ops & {"down_interruptible", "down_killable"}:
-            out.append("wait_for_completion_interruptible()/_killable() return "
-                       "-ERESTARTSYS where down_interruptible()/down_killable() "
-                       "returned -EINTR: where the value is passed on, the patch keeps "
-                       "-EINTR.")
+        waits = sorted(ops & {"down_interruptible", "down_killable"})
+        if waits:
+            news = [f"wait_for_completion_{w[5:]}()" for w in waits]
+            verb = "returns" if len(waits) == 1 else "return"
+            out.append(f"{'/'.join(news)} {verb} -ERESTARTSYS where "
+                       f"{'/'.join(w + '()' for w in waits)} returned -EINTR: where the "
+                       "value is passed on, the patch keeps -EINTR; where it is only "
+                       "tested, nothing changes.")
         if "down_timeout" in ops:
             out.append("wait_for_completion_timeout() returns 0 on a timeout, "
                        "down_timeout() 0 on success: each test is turned over.")
@@ -355,8 +368,8 @@ def shared_risks(items: list[Converted]) -> list[str]:
     if unfollowed:
         out.append(f"Some paths to {_some(unfollowed, 3)} start at a function stored "
                    "in a structure whose callers were not followed: the message "
-                   "names the contexts of the paths that were (all are listed "
-                   "below).")
+                   "names the contexts of the paths that were (the paths found "
+                   "are listed below).")
     headers = sorted({i.sem["declared"]["path"] for i in items
                       if i.sem["declared"]["path"].endswith(".h")})
     if headers:

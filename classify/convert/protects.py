@@ -11,8 +11,12 @@ list_add(); not an atomic bit operation) whose m is a member of the lock's struc
 itself, and which those files change nowhere else (the function that
 initialises the lock aside: nobody else has the object yet).  Members only
 read (a device pointer followed), or changed without the lock too, are not
-what the lock protects.  A lock that is no
-member (a global, a static) has no such base: nothing is said.
+what the lock protects.  A lock that is no member (a global, a static) gets
+the same reading for the variables of its file (guarded_globals): vchiq's
+g_free_fragments list head (static ones only: a global one may change in
+any file); there the
+functions that initialise any lock of the file count as initialising
+(vchiq_platform_init() sets up the free list before anybody takes the lock).
 """
 
 from __future__ import annotations
@@ -125,3 +129,64 @@ def _changed_elsewhere(sem: dict, read: Callable[[str], str]) -> set[str]:
             if n not in spared:
                 out.update(_changed(line, _ANY_BASE))
     return out
+
+
+# a variable at file scope: `static char *g_free_fragments;`, `u32 x = 0;`
+_FILE_VAR = re.compile(r"^(?!extern\b|typedef\b|return\b)(?:[A-Za-z_][\w\s]*?[\s*]+)"
+                       r"([A-Za-z_]\w*)\s*(?:\[[^]]*\])*\s*(?:=[^;]*)?;", re.M)
+_INITIALISES = re.compile(r"\b(?:sema_init|mutex_init|spin_lock_init|init_completion|"
+                          r"init_waitqueue_head)\s*\(|\b__init\b")
+
+
+def _file_variables(text: str) -> set[str]:
+    """The static variables a file defines, locks and completions aside: a
+    global one may be changed in any file (esas2r_init.c frees and clears
+    esas2r_ioctl.c's buffer without the lock)."""
+    return {m.group(1) for m in _FILE_VAR.finditer(text)
+            if m.group(0).startswith("static") and "(" not in m.group(0)
+            and not _LOCK_TYPE.search(m.group(0))}
+
+
+def _bare_changes(line: str, names: set[str]) -> list[str]:
+    """The file-scope names that line changes: assigned, ++/--, address taken."""
+    if _ATOMIC.search(line):
+        return []
+    out = []
+    for m in re.finditer(r"(?<![\w>.])(&\s*)?([A-Za-z_]\w*)\b(\s*(?:\[[^]]*\]\s*)*"
+                         r"(?:[-+*/|&^]?=(?!=)|\+\+|--))?", line):
+        if m.group(2) in names and (m.group(1) or m.group(3)):
+            out.append(m.group(2))
+    out += [n for n in re.findall(r"(?:\+\+|--)\s*([A-Za-z_]\w*)", line) if n in names]
+    return out
+
+
+def guarded_globals(sem: dict, read: Callable[[str], str]) -> list[str]:
+    """The static variables of the file of a global or static lock that are
+    changed only while it is held (initialising functions aside), most
+    changed first."""
+    if sem.get("declared", {}).get("kind") not in ("global", "static"):
+        return []
+    path = sem["declared"]["path"]
+    lock = lock_name(sem)
+    text = strip_comments(read(path))
+    names = _file_variables(text) - {lock}
+    held: set[int] = set()
+    for p, start, end in _regions(sem):
+        if p == path:
+            held.update(range(start + 1, end))
+    if not held or not names:
+        return []
+    lines = text.split("\n")
+    spared = set(held)
+    for first, last in function_spans(lines):
+        if _INITIALISES.search("\n".join(lines[first - 1:last])):
+            spared.update(range(first, last + 1))
+    seen: Counter[str] = Counter()
+    elsewhere: set[str] = set()
+    for n, line in enumerate(lines, 1):
+        changed = _bare_changes(line, names)
+        if n in held:
+            seen.update(changed)
+        elif n not in spared:
+            elsewhere.update(changed)
+    return sorted((n for n in seen if n not in elsewhere), key=lambda n: (-seen[n], n))

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from classify.convert.finish import lock_name
 from classify.convert.handmade import Handmade, conversions_for
+from classify.census.order import order_inversions
 from classify.census.waits import lock_findings
-from classify.convert.protects import guarded_members
+from classify.convert.protects import guarded_globals, guarded_members
 from classify.convert.maintainers import (add_recipients, on_tree, read_entries, recipients,
                                           routing, section_for, tree_tag, union)
 from classify.convert.cover import cover_subject, cover_text, fill_cover, patch_summary
@@ -123,7 +124,8 @@ def _convert_one(tree: Path, kernel: Path, sem: dict, name: str
     with the others of its driver later)."""
     files = files_for(sem, tree)
     # what it protects, read where the audit read (its line numbers)
-    sem = {**sem, "guards": guarded_members(sem, _reader(kernel))}
+    read = _reader(kernel)
+    sem = {**sem, "guards": guarded_members(sem, read) or guarded_globals(sem, read)}
     log.info("%s: converting %s to a %s (%d file(s))", name, sem["id"],
              sem["class"], len(files))
     conv = convert(tree, sem, files)
@@ -139,12 +141,14 @@ def _convert_one(tree: Path, kernel: Path, sem: dict, name: str
 
 
 def waits_of(kernel: Path, sem: dict) -> list[str]:
-    """What the conversion makes lockdep see (classify.census.waits): a wait under
-    the lock for work that takes it, several instances held at once; sentences
+    """What the conversion makes lockdep see (classify.census.waits, .order): a
+    wait under the lock for work that takes it, several instances held at once,
+    a framework lock (RTNL, the wiphy mutex) taken in both orders; sentences
     for the message, read where the audit read (its line numbers)."""
     if sem["class"] != "mutex":
         return []
-    return [f.sentence() for f in lock_findings(sem, _reader(kernel))]
+    read = _reader(kernel)
+    return [f.sentence() for f in (*lock_findings(sem, read), *order_inversions(sem, read))]
 
 
 def _reader(tree: Path):
@@ -270,10 +274,10 @@ def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
             refused = [o for o in outcomes if o.status == "refused"]
             prefix = common_prefix([c.subject.rsplit(": ", 1)[0] + ": " for c in commits],
                                    plan.name)
-            fill_cover(patches[0],
-                       cover_subject(prefix, set().union(*(c.cls for c in commits))),
+            classes = set().union(*(c.cls for c in commits))
+            fill_cover(patches[0], cover_subject(prefix, classes),
                        cover_text([(c.subject, c.summary) for c in commits], refused,
-                                  version, routes))
+                                  version, routes, classes))
             add_recipients(patches[0], union([t for t, _ in lists]),
                            union([c for _, c in lists]))
     result = Series(name, plan.name, out, patches, outcomes)

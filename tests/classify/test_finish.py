@@ -299,3 +299,22 @@ def test_an_include_goes_in_the_first_block() -> None:
     assert got.startswith("#include <linux/wait.h>\n#include <linux/completion.h>\n"
                           "#include <asm/x.h>\n")
     assert got.count("#include <linux/completion.h>") == 1
+
+
+def test_no_include_for_a_type_the_file_used_already() -> None:
+    # ngene.h: other struct mutex members on lines the patch does not change
+    text = "#include <linux/types.h>\nstruct n {\n\tstruct mutex a;\n\tstruct mutex pll;\n};\n"
+    assert F.used_before(text, {4}, "mutex")
+    # look-alike: the only struct mutex is the converted one
+    assert not F.used_before(text.replace("\tstruct mutex a;", "\tint a;"), {4}, "mutex")
+    assert not F.used_before("void f(void) { complete_cmd(x); }\n", set(), "completion")
+    assert F.used_before("void f(void) { complete(&x); }\n", set(), "completion")
+
+
+def test_an_include_goes_after_the_first_group_of_an_unsorted_block() -> None:
+    text = ("#include <linux/types.h>\n#include <linux/i2c.h>\n#include <asm/dma.h>\n\n"
+            "#include <linux/dvb/frontend.h>\n\nint x;\n")
+    got = F.add_include(text, "linux/completion.h")
+    # after the group's last <linux/...> line, not after the block's last one
+    assert got.startswith("#include <linux/types.h>\n#include <linux/i2c.h>\n"
+                          "#include <linux/completion.h>\n#include <asm/dma.h>\n\n")

@@ -233,6 +233,8 @@ def test_series_per_maintainers_entry_with_own_recipients(tmp_path, monkeypatch)
     assert "Patch 1 (foo) converts dev.lock to a mutex." in \
         " ".join(cover.split())
     assert "2006" in cover and "Converted:" not in cover and "Refused:" not in cover
+    # a series of mutexes only says nothing of completions
+    assert "optimistic spinning" in words and "counts events" not in words
     # each patch its own people, the cover letter their union
     assert "To: Foo Maint <foo@kernel.org>\nCc: foo-list@vger.kernel.org" in one
     assert "Second Maint" not in one and "Foo Maint" not in two
@@ -474,7 +476,7 @@ def test_a_placeholder_identity_stops_the_run_in_one_line(tmp_path):
     res = _cli("--kernel", str(kernel), "--audit", str(audit), "--out",
                str(tmp_path / "out"), "--no-verify",
                env={"GIT_AUTHOR_NAME": "sem2mutex", "GIT_AUTHOR_EMAIL": "sem2mutex@localhost"})
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "placeholder" in res.stderr
     assert not (tmp_path / "out").exists()
 
@@ -747,3 +749,35 @@ def test_the_message_names_the_context_and_where_the_paths_start():
     del s["ops"][0]["context"], s["ops"][0]["callers"]
     assert message.context_sentence(s, ("down",), "taken") == ""
     assert message.callers_notes([message.Converted(s)]) == []
+
+
+def test_a_reason_loses_every_line_number_of_the_tree():
+    said = message.without_lines(
+        "every i2c_gate_ctrl(..., 1) of ngene-cards.c is followed by i2c_gate_ctrl(..., 0) "
+        "on each way out of its function (:188, :210); drivers/x.c:12 f() calls g() (x.c:3)")
+    assert ":188" not in said and ":210" not in said and ":12" not in said and ":3" not in said
+    assert said.startswith("every i2c_gate_ctrl(..., 1) of ngene-cards.c is followed")
+    assert "function; f() calls g()" in said
+
+
+def test_one_function_stored_twice_is_one_start_and_arrows_keep_their_path():
+    s = sem("drivers/scsi/e.c:x.buffered_ioctl_lock", ops=[("drivers/scsi/e.c", 10, "down")])
+    s["ops"][0].update(context="process: x", callers=[
+        "drivers/scsi/m.c:615 esas2r_proc_ioctl() is file_operations.unlocked_ioctl "
+        "(process) -> drivers/scsi/m.c:631 esas2r_proc_ioctl() calls f()",
+        "drivers/scsi/m.c:620 esas2r_proc_ioctl() is proc_ops.proc_ioctl (process)"])
+    said = " ".join(message.context_sentence(s, ("down",), "taken").split())
+    assert said == ("It is taken in process context, on paths that start at "
+                    "esas2r_proc_ioctl() (file_operations.unlocked_ioctl, "
+                    "proc_ops.proc_ioctl).")
+    long_path = "-> drivers/staging/vc04_services/interface/vchiq_arm/vchiq_core.c:3084 f() calls g()"
+    lines = message.wrap(long_path, "      ", 75, hang=3)
+    assert lines[0].strip().startswith("-> drivers/") and all(x.strip() != "->" for x in lines)
+
+
+def test_the_cover_says_why_for_the_kinds_it_converts():
+    from classify.convert import cover
+    only = " ".join(cover.motivation({"completion"}).split())
+    assert "counts events" in only and "optimistic spinning" not in only
+    both = cover.motivation({"mutex", "completion"})
+    assert "optimistic spinning" in both and "counts events" in both

@@ -80,3 +80,53 @@ static void init(struct dev *d)
     sem["init"] = [{"path": "drivers/x/x.c", "line": 36}]
     # count is reset without the lock; items is only set up where the lock is
     assert guarded_members(sem, lambda p: src) == ["items"]
+
+
+FREE_LIST = """\
+static char *g_free;
+static int g_count;
+char *g_shared;
+static DEFINE_SEMAPHORE(g_free_lock);
+
+static int setup(void)
+{
+	g_free = base;
+	sema_init(&g_other, 4);
+	return 0;
+}
+
+static char *take(void)
+{
+	char *f;
+
+	down(&g_free_lock);
+	f = g_free;
+	g_free = *(char **)g_free;
+	g_shared = f;
+	g_count++;
+	up(&g_free_lock);
+	return f;
+}
+
+static void count_up(void)
+{
+	g_count = 0;
+}
+"""
+
+
+def _global_sem():
+    return {"id": "drivers/x/v.c:g_free_lock",
+            "declared": {"path": "drivers/x/v.c", "kind": "static", "line": 4},
+            "ops": [{"path": "drivers/x/v.c", "line": n, "op": op, "function": "take"}
+                    for n, op in ((17, "down"), (22, "up"))]}
+
+
+def test_a_static_lock_protects_the_static_variables_changed_only_under_it():
+    from classify.convert.protects import guarded_globals
+    # g_free changes under the lock, and in setup(), which initialises the
+    # file's locks; g_count also changes without it; g_shared is global
+    assert guarded_globals(_global_sem(), lambda p: FREE_LIST) == ["g_free"]
+    # look-alike: the same change of g_free in a function that initialises nothing
+    unlocked = FREE_LIST.replace("\tsema_init(&g_other, 4);\n", "")
+    assert guarded_globals(_global_sem(), lambda p: unlocked) == []
