@@ -8,14 +8,19 @@ derived from ours by tests/qemu/logs/derive.py.
   parse_ktap(lines)     nested KTAP (KUnit's boot-time suites, our /init's results)
   find_reports(lines)   lockdep / mutex-debug / BUG / Oops / WARNING / panic / hung task
                         reports, and the harness's timeout line as a "hang"
+  lockdep_classes(lines)  the "# lockdep-class:" lines our /init prints
   verdict(...)          completed | panic | hang | qemu_failed | truncated
+
+This is the one reader of console lines: every later stage reads its records (Lock,
+Report, LockClass: classify.records.boot), kernel_version() and scenario_of().
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from classify.records.boot import Lock, LockClass, Report
 from qemu.ktap import KTAP_VERSION, KtapNode, ktap_summary, parse_ktap
 
 HARNESS_PREFIX = "s2m-harness: "
@@ -42,28 +47,6 @@ def clean_lines(text: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- reports
-
-@dataclass
-class Lock:
-    name: str                 # as lockdep prints it, e.g. "&x->lock#2/1"
-    lock_class: str           # without the #version and /subclass suffixes
-    role: str                 # acquiring | held | releasing | freed | chain | involved
-    usage: str = ""           # "+.+." usage bits
-    at: str = ""              # "func+0x12/0x30"
-
-
-@dataclass
-class Report:
-    kind: str
-    title: str                # headline + " in FUNC" when a function is known
-    headline: str             # the kernel's own line
-    line: int                 # 1-based line of the headline in the log
-    task: str = ""
-    locks: list[Lock] = field(default_factory=list)
-    frames: list[str] = field(default_factory=list)
-    location: str = ""        # "file:line" when the report names one
-    body: list[str] = field(default_factory=list)
-
 
 # Lockdep's banners: "WARNING: <what>" since 4.14, "[ INFO: <what> ]" or "[ BUG: <what> ]"
 # from 2.6.18 to 4.13 (commit a5dd63efda3d, "lockdep: Use "WARNING" tag on lockdep
@@ -239,8 +222,9 @@ def find_reports(lines: list[str]) -> list[Report]:
         # WARN(cond, fmt, ...) prints its message before the WARNING line: the count
         # warning of a mutex_debug (kernel-patches 0002) names the semaphore there
         if kind == "warning" and i and (mm := _COUNT_WARN.match(lines[i - 1].strip())):
-            rep.locks.insert(0, _lock(mm["lock"], "involved", "", ""))
+            rep.locks.insert(0, Lock.named(mm["lock"], "involved"))
             rep.body.insert(0, lines[i - 1].strip())     # the count, for the record
+        _count_warnings(rep)
         if reports and _same_event(reports[-1], rep):
             continue
         reports.append(rep)
@@ -248,6 +232,18 @@ def find_reports(lines: list[str]) -> list[Report]:
 
 
 _COUNT_WARN = re.compile(r"^mutex_debug (?P<lock>\S+) initialized with count -?\d+")
+
+
+def _count_warnings(rep: Report) -> None:
+    """A mutex_debug's count warning in the body (warn_slowpath_fmt prints it after the
+    WARNING line) names its semaphore too; the first is the report's detail."""
+    for line in rep.body:
+        if m := _COUNT_WARN.match(line.strip()):
+            rep.detail = rep.detail or line.strip()
+            if all(lk.name != m["lock"] for lk in rep.locks):
+                rep.locks.append(Lock.named(m["lock"], "involved"))
+
+
 _RULE = re.compile(r"^\s*(?:=+|-+)?\s*$")
 
 
@@ -333,7 +329,7 @@ def _make_report(kind: str, m: re.Match[str], index: int, head: int,
     release_pending: Lock | None = None
     groups = m.groupdict()
     if groups.get("lock"):      # the mutex_debug warnings name their semaphore
-        locks.append(_lock(groups["lock"], "involved", "", ""))
+        locks.append(Lock.named(groups["lock"], "involved"))
     if groups.get("task"):
         task = groups["task"]
     if groups.get("comm"):
@@ -362,7 +358,7 @@ def _make_report(kind: str, m: re.Match[str], index: int, head: int,
             role = "done"
         if rm := _RELEASE.match(line):
             task = task or rm["task"]
-            release_pending = _lock(rm["name"], "releasing", "", "")
+            release_pending = Lock.named(rm["name"], "releasing")
             locks.append(release_pending)
             continue
         if release_pending is not None:
@@ -371,7 +367,7 @@ def _make_report(kind: str, m: re.Match[str], index: int, head: int,
             release_pending = None
         fr = _frame(line)
         if role not in ("done", "other") and (lk := _LOCK.search(line)) and not fr:
-            locks.append(_lock(lk["name"], role, lk["usage"], lk["at"] or ""))
+            locks.append(Lock.named(lk["name"], role, lk["usage"], lk["at"] or ""))
         if _TRACE_START.match(line) and not trace_done:
             in_trace = True
             continue
@@ -429,14 +425,6 @@ def _culprit(kind: str, locks: list[Lock], frames: list[str], groups: dict,
     return (groups.get("func") or "").split("+")[0]
 
 
-_SUFFIX = re.compile(r"(?:#\d+)?(?:/\d+)?$")
-
-
-def _lock(name: str, role: str, usage: str, at: str) -> Lock:
-    cls = _SUFFIX.sub("", name) or name
-    return Lock(name, cls, role, usage, at)
-
-
 # ---------------------------------------------------------------------------- verdict
 
 @dataclass
@@ -471,6 +459,18 @@ def verdict(lines: list[str], reports: list[Report]) -> tuple[str, str, bool]:
 
 
 _DEBUG_LOCKS = re.compile(r"^# lockdep_stats:\s+debug_locks:\s+(\d+)")
+_VERSION = re.compile(r"Linux version (\d+\.\d+\.\d+)")
+_SCENARIO = re.compile(r"Command line:.*\bs2m\.scenario=(\S+)")
+
+
+def kernel_version(text: str) -> str:
+    """The version of the kernel a log is of ("6.1.192"), or "" when no banner says."""
+    return m[1] if (m := _VERSION.search(text)) else ""
+
+
+def scenario_of(text: str) -> str:
+    """The scenario our harness booted (s2m.scenario= on the command line), or ""."""
+    return m[1] if (m := _SCENARIO.search(text)) else ""
 
 
 def parse_log(text: str) -> ParsedLog:
@@ -480,3 +480,18 @@ def parse_log(text: str) -> ParsedLog:
     v, harness, done = verdict(lines, reports)
     dl = next((int(m[1]) for ln in lines if (m := _DEBUG_LOCKS.match(ln))), None)
     return ParsedLog(v, docs, ktap_summary(docs), reports, dl, done, harness, len(lines))
+
+
+# ---------------------------------------------------------------------------- lock classes
+
+# "# lockdep-class: <key> [OPS: <n>] [FD: <n> BD: <n> <usage>]: <name>", what our /init
+# prints of /proc/lockdep at the end of its workload (OPS with CONFIG_DEBUG_LOCKDEP)
+_CLASS_LINE = re.compile(r"^# lockdep-class: \S+(?: OPS:\s*(?P<ops>\d+))?(?: FD:\s*\d+ BD:\s*\d+"
+                         r" (?P<usage>[^:]*))?: (?P<name>.+?)\s*$")
+
+
+def lockdep_classes(lines: list[str]) -> list[LockClass]:
+    """The lock classes a boot used, from its "# lockdep-class:" lines (clean_lines)."""
+    return [LockClass.named(m["name"], int(m["ops"]) if m["ops"] else None,
+                            (m["usage"] or "").strip())
+            for line in lines if (m := _CLASS_LINE.match(line.strip()))]

@@ -25,7 +25,10 @@ import json
 import shutil
 from pathlib import Path
 
-from classify import evidence as rt
+from classify import runtime_records
+from classify.records.base import dumps
+from classify.records.boot import Boot
+from classify.records.runtime import RuntimeRecord, VariantRecord
 from qemu import parse
 
 RUN_FILE = "run.json"
@@ -37,60 +40,37 @@ def artifacts_dir(record: Path) -> Path:
     return record.parent / "runtime"
 
 
-def parse_report_dict(r: parse.Report) -> dict:
-    return {"kind": r.kind, "title": r.title, "frames": list(r.frames), "body": list(r.body),
-            "locks": [{"name": lk.name, "lock_class": lk.lock_class} for lk in r.locks]}
-
-
 def log_boot(name: str, variant: str, marked: frozenset[str], text: str,
-             scenario: str = "") -> rt.Boot:
+             scenario: str = "") -> Boot:
     """One boot's evidence from its console log: lockdep classes, reports, verdict."""
     parsed = parse.parse_log(text)
-    return rt.Boot(name, variant, marked, rt.lockdep_classes(parse.clean_lines(text)),
-                   [parse_report_dict(r) for r in parsed.reports], verdict=parsed.verdict,
-                   scenario=scenario or name)
+    return Boot(name, variant, marked, parse.lockdep_classes(parse.clean_lines(text)),
+                parsed.reports, verdict=parsed.verdict, scenario=scenario or name)
 
 
-def variant_records(variants) -> dict[str, dict]:
+def variant_records(variants) -> dict[str, VariantRecord]:
     """What each variant marks: trust the ids its marking committed and those it could
     not mark (why); an unmark:<id> the id it leaves unmarked, or why it was not made.
     variants: objects with name, marked, not_marked, refused (qemu.variants.Variant)."""
-    out: dict[str, dict] = {}
+    out: dict[str, VariantRecord] = {}
     for v in variants:
         if not v.name.startswith("unmark:"):       # trust (or triage's series)
-            out[v.name] = {"marked": sorted(v.marked), "not_marked": dict(v.not_marked)}
+            out[v.name] = VariantRecord(marked=sorted(v.marked), not_marked=dict(v.not_marked))
         else:
-            out[v.name] = {"unmarks": v.name.split(":", 1)[1]}
-            if v.refused:
-                out[v.name]["not_made"] = v.refused
+            out[v.name] = VariantRecord(unmarks=v.name.split(":", 1)[1],
+                                        not_made=v.refused or None)
     return out
 
 
-def record_data(audit: dict, version: str, marks: list[str], boots: list[rt.Boot],
-                built: set[str], variants: dict[str, dict], config: str) -> dict:
-    """The stable record of the boots (no times): what runtime.json holds, and what
-    `python3 -m qemu triage --record` writes for one log."""
-    index = rt.build_index(audit["semaphores"])
-    records = rt.runtime_records(audit["semaphores"], boots, built)
-    out_boots = {}
-    for b in boots:
-        out_boots[b.name] = {
-            "scenario": b.scenario or b.name, "variant": b.variant, "verdict": b.verdict,
-            "reports": [{"kind": r["kind"], "title": r["title"],
-                         "ids": rt.report_ids(r, index)} for r in b.reports],
-            "build_errors": [ln for _, ln in rt.build_failures(b, index)]}
-    return {"schema": rt.SCHEMA, "kernel_version": version, "config": config,
-            "trust_marks": sorted(marks), "boots": out_boots, "counts": rt.counts(records),
-            "semaphores": records, "variants": variants}
-
-
-def marked_in(variants: dict[str, dict], variant: str) -> frozenset[str]:
+def marked_in(variants: dict[str, VariantRecord], variant: str) -> frozenset[str]:
     """The ids declared struct arch_semaphore in a variant's kernel (run.json)."""
-    trust = frozenset(variants.get("trust", {}).get("marked", []))
-    return trust - {variant[len("unmark:"):]} if variant.startswith("unmark:") else trust
+    trust = variants.get("trust")
+    marks = frozenset(trust.marked or []) if trust else frozenset()
+    return marks - {variant[len("unmark:"):]} if variant.startswith("unmark:") else marks
 
 
-def boot_from(entry: dict, variants: dict[str, dict], directory: Path) -> rt.Boot:
+def boot_from(entry: dict[str, str | bool], variants: dict[str, VariantRecord],
+              directory: Path) -> Boot:
     """One boot of run.json, read from its artifact."""
     name, variant = entry["name"], entry["variant"]
     marked = marked_in(variants, variant)
@@ -99,33 +79,33 @@ def boot_from(entry: dict, variants: dict[str, dict], directory: Path) -> rt.Boo
         return log_boot(name, variant, marked, text, entry["scenario"])
     if "build_errors" in entry:
         lines = (directory / entry["build_errors"]).read_text().splitlines()
-        return rt.Boot(name, variant, marked, build_errors=lines, verdict="not_built",
-                       scenario=entry["scenario"])
-    return rt.Boot(name, variant, marked, verdict="not_made", scenario=entry["scenario"])
+        return Boot(name, variant, marked, build_errors=lines, verdict="not_built",
+                    scenario=entry["scenario"])
+    return Boot(name, variant, marked, verdict="not_made", scenario=entry["scenario"])
 
 
-def derive(audit: dict, directory: Path) -> dict:
-    """The runtime record, from the artifacts in directory alone (and the audit)."""
+def derive(audit: dict, directory: Path) -> RuntimeRecord:
+    """The runtime record, from the artifacts in directory alone (and audit.json's data)."""
     run = json.loads((directory / RUN_FILE).read_text())
     if run.get("schema") != RUN_SCHEMA:
         raise ValueError(f"{directory / RUN_FILE}: schema {run.get('schema')!r}, "
                          f"expected {RUN_SCHEMA}")
-    boots = [boot_from(e, run["variants"], directory) for e in run["boots"]]
-    return record_data(audit, run["kernel_version"], run["trust_marks"], boots,
-                        set(run["built"]), run["variants"], run["config"])
-
-
-def dumps_record(data: dict) -> str:
-    return json.dumps(data, indent=1, sort_keys=True) + "\n"
+    variants = {name: VariantRecord.from_json(v, f"{directory / RUN_FILE}: variants.{name}")
+                for name, v in run["variants"].items()}
+    boots = [boot_from(e, variants, directory) for e in run["boots"]]
+    return runtime_records.runtime_record(audit, run["kernel_version"], run["trust_marks"],
+                                          boots, set(run["built"]), variants, run["config"])
 
 
 class Artifacts:
     """The artifacts of one run, written as the run goes: start() empties the directory
     of an earlier run's files, add_*() put each boot's evidence in, write() the run."""
 
-    def __init__(self, directory: Path, run: dict) -> None:
+    def __init__(self, directory: Path, kernel_version: str, config: str,
+                 trust_marks: list[str]) -> None:
         self.directory = directory
-        self.run = {"schema": RUN_SCHEMA, **run, "boots": []}
+        self.run = {"schema": RUN_SCHEMA, "kernel_version": kernel_version, "config": config,
+                    "trust_marks": sorted(trust_marks), "boots": []}
 
     def start(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -156,7 +136,7 @@ class Artifacts:
         self.run["boots"].append({"name": name, "scenario": scenario, "variant": variant,
                                   "not_made": True})
 
-    def write(self, variants: dict[str, dict], built: set[str]) -> None:
-        self.run.update(variants=variants, built=sorted(built))
-        (self.directory / RUN_FILE).write_text(json.dumps(self.run, indent=1,
-                                                          sort_keys=True) + "\n")
+    def write(self, variants: dict[str, VariantRecord], built: set[str]) -> None:
+        self.run.update(variants={n: v.to_json() for n, v in variants.items()},
+                        built=sorted(built))
+        (self.directory / RUN_FILE).write_text(dumps(self.run))

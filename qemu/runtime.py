@@ -21,9 +21,9 @@ stamp); switching the build worktree between variants rewrites only the files th
 differ, so each variant after the first is an incremental build.  Scenarios boot the
 image of their variant with the devices they need (a fresh disk made by mkfs on the
 host, a virtio NIC on an isolated user network, a USB keyboard driven through QMP).
-Every boot is then read for its lockdep classes and reports, and classify.evidence
-turns the boots into one runtime record per semaphore of the audit:
-reports/linux-<version>/runtime.json, which `make audit` shows.
+Every boot is then read for its lockdep classes and reports (qemu.parse), and
+classify.runtime_records turns the boots into one runtime record per semaphore of the
+audit: reports/linux-<version>/runtime.json, which `make audit` shows.
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from classify import evidence as rt
+from classify import lockmap
 from classify.paths import slug
+from classify.records.runtime import STATUSES, RuntimeRecord, SemRuntime
+from classify.report.runtime import boots_line, summary_line
 from classify.tree import TreeError, check_kernel_tree
 from qemu import parse, runrecord
 from qemu.boot import BOOTS_DIR, BootResult, Kernel, boot_scenario, in_parallel, result_lines
@@ -155,7 +157,7 @@ def device_args(sc: Scenario, disks: list[Path]) -> list[str]:
 
 # ------------------------------------------------------------------ evaluation
 
-def evaluate_runtime(sc: Scenario, parsed: parse.ParsedLog, index: rt.SemIndex,
+def evaluate_runtime(sc: Scenario, parsed: parse.ParsedLog, index: lockmap.SemIndex,
                      marked: frozenset[str]) -> Evaluation:
     """A runtime boot passes when it completed, its workload succeeded, and every report
     names a semaphore that ran as a debug mutex in it (evidence, not a failure) or is
@@ -176,7 +178,7 @@ def evaluate_runtime(sc: Scenario, parsed: parse.ParsedLog, index: rt.SemIndex,
     missing, undeclared = match_expected(sc, parsed.reports)
     problems += missing
     for r in undeclared:
-        ids = rt.report_ids(runrecord.parse_report_dict(r), index)
+        ids = lockmap.report_ids(r, index)
         if not ids or any(i in marked for i in ids):
             problems.append(f"report not about a debug-mutex semaphore: {r.kind}: {r.title}"
                             f" (line {r.line}; {', '.join(ids) or 'no semaphore named'})")
@@ -198,7 +200,7 @@ def record_path(kernel: Path, version: str, apath: Path) -> Path:
 
 def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
                  out_dir: Path = BOOTS_DIR, record: Path | None = None,
-                 accel: str = "tcg") -> tuple[list[BootResult], dict]:
+                 accel: str = "tcg") -> tuple[list[BootResult], RuntimeRecord | None]:
     """Build each variant, boot its scenarios (two at a time, each as often as it
     repeats), keep every boot's log or build error in the artifacts directory and
     derive runtime.json from it (runrecord.derive), after every variant."""
@@ -210,7 +212,7 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
     audit = json.loads(apath.read_text())
     # what the series' marking marks: declared semaphores and allocated families
     sems = {s["id"]: s for s in audit["semaphores"] + audit.get("allocated", [])}
-    index = rt.build_index(audit["semaphores"])
+    index = lockmap.build_index(audit["semaphores"])
     source = prepare_source(kernel)
     names, marks = plan_variants(scenarios, sems)
     log.info("runtime: %d variants; trust marks %s", len(names), ", ".join(marks))
@@ -219,14 +221,14 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
     if initramfs.status is not InitramfsStatus.SUCCESS:
         raise TreeError("initramfs: " + "; ".join(initramfs.errors))
     record = record or record_path(kernel, version, apath)
-    arts = runrecord.Artifacts(runrecord.artifacts_dir(record), {
-        "kernel_version": version, "config": "+".join(FRAGMENTS), "trust_marks": sorted(marks)})
+    arts = runrecord.Artifacts(runrecord.artifacts_dir(record), version, "+".join(FRAGMENTS),
+                               marks)
     arts.start()
     ours = {f for files in index.files.values() for f in files}
     results: list[BootResult] = []
     built: set[str] = set()
     times: dict[str, float] = {}
-    data: dict = {}
+    data: RuntimeRecord | None = None
     for name in names:
         v = variants[name]
         if not v.refused:
@@ -261,7 +263,7 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
     return results, data
 
 
-def boot_variant(scs: list[Scenario], v: Variant, source: Source, index: rt.SemIndex,
+def boot_variant(scs: list[Scenario], v: Variant, source: Source, index: lockmap.SemIndex,
                  initramfs, out_dir: Path, accel: str) -> list[BootResult]:
     """Every boot of the scenarios of one variant, PARALLEL_BOOTS at a time."""
     def job(sc: Scenario, name: str):
@@ -285,19 +287,19 @@ def keep_artifacts(arts: runrecord.Artifacts, sc: Scenario, v: Variant,
             arts.add_log(name, sc.name, v.name, out_dir / f"{name}.log")
 
 
-def save_record(data: dict, record: Path) -> None:
+def save_record(data: RuntimeRecord, record: Path) -> None:
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(runrecord.dumps_record(data))
+    record.write_text(data.dumps())
     log.info("runtime: wrote %s (run `make audit` to show it in the report)", record)
 
 
-def boot_one(sc: Scenario, v: Variant, source: Source, index: rt.SemIndex, initramfs,
+def boot_one(sc: Scenario, v: Variant, source: Source, index: lockmap.SemIndex, initramfs,
              out_dir: Path, accel: str, name: str = "") -> BootResult:
     name = name or sc.name
     if v.image is None:
         # an unmark: variant that fails is about its semaphore; the trust one about none
-        named = rt.build_error_ids(v.errors, index) or [
-            (sid, rt.first_error(v.errors)) for sid in v.name.split(":", 1)[1:]]
+        named = lockmap.build_error_ids(v.errors, index) or [
+            (sid, lockmap.first_error(v.errors)) for sid in v.name.split(":", 1)[1:]]
         if sc.verdict == "not_built" and any(sid in sc.about for sid, _ in named):
             return BootResult(name, True, "not_built", [], fragments=FRAGMENTS,
                               reports=[f"does not build as a mutex: {ln}" for _, ln in named])
@@ -327,35 +329,47 @@ def _config_ok():
     return ConfigResult(ConfigStatus.SUCCESS, 0.0, skipped=True)
 
 
-def unchallenged(data: dict, scenarios: list[Scenario], sems: dict[str, dict]) -> list[str]:
+def unchallenged(data: RuntimeRecord | None, scenarios: list[Scenario],
+                 sems: dict[str, dict]) -> list[str]:
     """The semaphores the record says ran (a lock operation, a report, or a kernel that
     did not build without them) and that no scenario boots unmarked: a counting or
     completion one without its challenge, an unknown one without its probe.  A mutex
     needs none: every kernel already runs it as a debug mutex."""
     unmarked = {sc.variant.split(":", 1)[1] for sc in scenarios
                 if sc.variant.startswith("unmark:")}
-    ran = {sid for sid, rec in data.get("semaphores", {}).items()
-           if rec.get("status") in ("violated", "does-not-build-as-a-mutex")
-           or any(b.get("ops", 0) > 0 for b in rec.get("boots", []))}
+    if data is None:
+        return []
+    ran = {sid for sid, rec in data.semaphores.items()
+           if rec.status in ("violated", "does-not-build-as-a-mutex")
+           or any((b.ops or 0) > 0 for b in rec.boots or [])}
     return sorted(sid for sid in ran - unmarked
                   if sems.get(sid, {}).get("class") != "mutex")
 
 
-def summary(results: list[BootResult], data: dict, about: dict[str, list[str]]) -> str:
+def summary(results: list[BootResult], data: RuntimeRecord | None,
+            about: dict[str, list[str]]) -> str:
     """The boots, then one line per semaphore a scenario is about, then the counts."""
     lines = result_lines(results)
-    for name, var in data.get("variants", {}).items():
-        for sid, why in var.get("not_marked", {}).items():
-            lines.append(f"runtime: {name}: {sid} NOT MARKED, runs as a debug mutex: {why}")
-        if var.get("not_made"):
-            lines.append(f"runtime: variant {name} NOT MADE: {var['not_made']}")
-    recs = data["semaphores"]
-    for sid in sorted({i for ids in about.values() for i in ids}):
-        lines.append(f"runtime: {sid}: {rt.summary_line(recs.get(sid, {'status': '?'}))}")
-    c = data["counts"]
-    lines.append("runtime: " + rt.boots_line(data.get("boots", {})))
-    lines.append("runtime: " + ", ".join(f"{k} {c[k]}" for k in rt.STATUSES))
+    if data is not None:
+        lines += record_lines(data, about)
     passed = sum(r.passed for r in results)
     lines.append(f"boot-test: {passed} passed, {len(results) - passed} failed")
     return "\n".join(lines)
 
+
+def record_lines(data: RuntimeRecord, about: dict[str, list[str]]) -> list[str]:
+    """What the record says: the variants' marks, the semaphores the scenarios are
+    about, the boots and the counts."""
+    lines = []
+    for name, var in data.variants.items():
+        for sid, why in (var.not_marked or {}).items():
+            lines.append(f"runtime: {name}: {sid} NOT MARKED, runs as a debug mutex: {why}")
+        if var.not_made:
+            lines.append(f"runtime: variant {name} NOT MADE: {var.not_made}")
+    for sid in sorted({i for ids in about.values() for i in ids}):
+        rec = data.semaphores.get(sid) or SemRuntime("?")
+        lines.append(f"runtime: {sid}: {summary_line(rec)}")
+    c = data.counts
+    lines.append("runtime: " + boots_line(data.boots))
+    lines.append("runtime: " + ", ".join(f"{k} {c[k]}" for k in STATUSES))
+    return lines

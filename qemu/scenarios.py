@@ -54,9 +54,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from classify.records.boot import Report
 from qemu.arch import ARCHES
 from qemu.common import SCENARIOS_DIR
-from qemu.parse import ParsedLog, Report
+from qemu.parse import ParsedLog
 
 
 @dataclass(frozen=True)

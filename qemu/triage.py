@@ -2,7 +2,7 @@
 
 A tester who booted a DEBUG_MUTEX_FULL kernel sends a log.  Triage reads every report
 in it (qemu.parse), maps each lock class to the semaphore of the audit it names
-(classify.evidence, the one mapper) and says what that means for the semaphore's
+(classify.lockmap, the one mapper) and says what that means for the semaphore's
 static verdict:
 
     confirms counting                  a counting semaphore broke a mutex rule
@@ -13,7 +13,8 @@ static verdict:
                                        of our /init) and no report names it
 
 With --record OUT it writes the boot's runtime record, in the format of the runtime
-set's runtime.json (qemu.runrecord.record_data), for `make audit` to take in.
+set's runtime.json (classify.runtime_records.runtime_record), for `make audit` to
+take in.
 
 Which semaphores ran as a debug mutex depends on the kernel: the log's
 `s2m.scenario=NAME` names a runtime scenario and so its variant (trust: the counting
@@ -28,18 +29,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
-from classify import evidence as rt
+from classify import lockmap, runtime_records
+from classify.records.boot import Boot
+from classify.records.runtime import STATUSES, BootEntry, RuntimeRecord, SemRuntime
+from classify.report.runtime import summary_line
 from qemu import parse, runrecord, runtime
 from qemu.common import PROJECT_DIR
 from qemu.scenarios import list_scenarios, load_scenario, named_set
 from qemu.variants import Variant, marking_pool
 
-_VERSION = re.compile(r"Linux version (\d+\.\d+\.\d+)")
-_SCENARIO = re.compile(r"Command line:.*\bs2m\.scenario=(\S+)")
 
 NOT_OURS = "not a semaphore of the audit"
 CONFIRMS = "confirms counting"
@@ -54,8 +55,8 @@ class TriageError(Exception):
 
 def default_audit(text: str) -> Path:
     """The committed audit of the log's kernel version, else the only one there is."""
-    if (m := _VERSION.search(text)) and runtime.audit_path(m[1]).is_file():
-        return runtime.audit_path(m[1])
+    if (version := parse.kernel_version(text)) and runtime.audit_path(version).is_file():
+        return runtime.audit_path(version)
     found = sorted((PROJECT_DIR / "reports").glob("linux-*/audit.json"))
     if len(found) == 1:
         return found[0]
@@ -65,9 +66,9 @@ def default_audit(text: str) -> Path:
 def boot_of(text: str, stem: str) -> tuple[str, str]:
     """(boot name, variant): a runtime scenario the command line names, else the
     log's name on a kernel of the series."""
-    m = _SCENARIO.search(text)
-    if m and m[1] in list_scenarios():
-        sc = load_scenario(m[1])
+    name = parse.scenario_of(text)
+    if name and name in list_scenarios():
+        sc = load_scenario(name)
         if sc.set == "runtime":
             return sc.name, sc.variant
     return stem, "series"
@@ -95,11 +96,11 @@ def variant_marked(sems: dict[str, dict], variant: str, marks: list[str],
 
 def refused_marks(audit_path: Path) -> set[str]:
     """The ids the runtime set's marking refused, from its runtime.json (if it says)."""
-    rec = audit_path.parent / "runtime.json"
-    if not rec.is_file():
+    path = audit_path.parent / "runtime.json"
+    if not path.is_file():
         return set()
-    data = json.loads(rec.read_text())
-    return set(data.get("variants", {}).get("trust", {}).get("not_marked", {}))
+    trust = RuntimeRecord.load(path).variants.get("trust")
+    return set(trust.not_marked or {}) if trust else set()
 
 
 def read_built(path: Path) -> set[str]:
@@ -112,19 +113,19 @@ def read_built(path: Path) -> set[str]:
 
 # ------------------------------------------------------------------ what it says
 
-def reading(sid: str | None, sem: dict | None, entry: dict | None) -> str:
+def reading(sid: str | None, sem: dict | None, entry: BootEntry | None) -> str:
     """What the log says about one semaphore's static class, in words."""
     if sid is None or sem is None:
         return NOT_OURS
     cls = sem.get("class", "?")
     if entry is None:
         return f"{cls}: the log shows no use of it"
-    if entry["ran_as"] == "semaphore":
-        if entry["result"] == "violated":
+    if entry.ran_as == "semaphore":
+        if entry.result == "violated":
             return f"{cls}, reported while it was a semaphore: the report is not about " \
                 "mutex semantics"
         return f"{cls}, ran as a semaphore (marked): says nothing about mutex use"
-    if entry["result"] == "violated":
+    if entry.result == "violated":
         if cls == "counting":
             return CONFIRMS
         if cls in ("mutex", "completion"):
@@ -137,41 +138,41 @@ def reading(sid: str | None, sem: dict | None, entry: dict | None) -> str:
     return f"classed {cls}, but behaving as a mutex (no report while it ran)"
 
 
-def _entry(records: dict, sid: str | None, boot: str) -> dict | None:
-    rec = records.get(sid or "", {})
-    return next((e for e in rec.get("boots", []) if e["boot"] == boot), None)
+def _entry(records: dict[str, SemRuntime], sid: str | None, boot: str) -> BootEntry | None:
+    rec = records.get(sid or "")
+    return next((e for e in rec.boots or [] if e.boot == boot), None) if rec else None
 
 
 def _lock_item(lock_class: str | None, sid: str | None, by: str, sems: dict,
-               records: dict, boot: str) -> dict:
+               records: dict[str, SemRuntime], boot: str) -> dict:
     sem = sems.get(sid or "")
     return {"lock_class": lock_class, "id": sid, "by": by,
             "class": sem.get("class") if sem else None,
             "reading": reading(sid, sem, _entry(records, sid, boot))}
 
 
-def report_items(boot: rt.Boot, parsed_reports: list, index: rt.SemIndex, sems: dict,
-                 records: dict) -> list[dict]:
+def report_items(boot: Boot, index: lockmap.SemIndex, sems: dict,
+                 records: dict[str, SemRuntime]) -> list[dict]:
     """One item per report: kind, title, task, line and its lock classes read."""
     out = []
-    for rep, rd in zip(parsed_reports, boot.reports):
+    for rep in boot.reports:
         classes = list(dict.fromkeys(lk.lock_class for lk in rep.locks))
-        locks = [_lock_item(lc, rt.lock_to_id(lc, index), "lock class", sems, records,
+        locks = [_lock_item(lc, lockmap.lock_to_id(lc, index), "lock class", sems, records,
                             boot.name) for lc in classes]
         named = {lk["id"] for lk in locks}
         locks += [_lock_item(None, sid, "call trace or body", sems, records, boot.name)
-                  for sid in rt.report_ids(rd, index) if sid not in named]
+                  for sid in lockmap.report_ids(rep, index) if sid not in named]
         out.append({"kind": rep.kind, "title": rep.title, "task": rep.task,
                     "line": rep.line, "locks": locks})
     return out
 
 
-def exercised_items(boot: rt.Boot, index: rt.SemIndex, sems: dict, records: dict,
-                    reported: set[str]) -> list[dict]:
+def exercised_items(boot: Boot, index: lockmap.SemIndex, sems: dict,
+                    records: dict[str, SemRuntime], reported: set[str]) -> list[dict]:
     """The semaphores whose lock classes ran (lockdep-class lines) and no report names."""
-    ex = rt.exercised(boot, index)
-    return [{**_lock_item(ex[sid]["class"], sid, "lockdep class", sems, records, boot.name),
-             "ops": ex[sid]["ops"]} for sid in sorted(ex) if sid not in reported]
+    ex = runtime_records.exercised(boot, index)
+    return [{**_lock_item(ex[sid].name, sid, "lockdep class", sems, records, boot.name),
+             "ops": ex[sid].ops} for sid in sorted(ex) if sid not in reported]
 
 
 def triage(text: str, audit: dict, name: str, variant: str, marked: frozenset[str],
@@ -179,30 +180,30 @@ def triage(text: str, audit: dict, name: str, variant: str, marked: frozenset[st
     """Everything triage says about one log (pure): the reports read, the semaphores
     that ran without a report, and the runtime record of the boot."""
     sems = {s["id"]: s for s in audit["semaphores"]}
-    index = rt.build_index(audit["semaphores"])
+    index = lockmap.build_index(audit["semaphores"])
     boot = runrecord.log_boot(name, variant, marked, text, scenario)
     if built is None:           # unknown: whatever the log does not show is not-exercised
         built = {f for files in index.files.values() for f in files}
-    record = runrecord.record_data(audit, audit.get("kernel_version", "?"), marks, [boot],
-                                   built, runrecord.variant_records([Variant(
-                                       variant, marked=marked)]), "+".join(runtime.FRAGMENTS))
-    parsed = parse.parse_log(text).reports
-    reports = report_items(boot, parsed, index, sems, record["semaphores"])
+    record = runtime_records.runtime_record(
+        audit, audit.get("kernel_version", "?"), marks, [boot], built,
+        runrecord.variant_records([Variant(variant, marked=marked)]),
+        "+".join(runtime.FRAGMENTS))
+    reports = report_items(boot, index, sems, record.semaphores)
     reported = {lk["id"] for r in reports for lk in r["locks"] if lk["id"]}
     return {"boot": name, "variant": variant, "verdict": boot.verdict,
             "lockdep_classes": len(boot.classes), "reports": reports,
-            "exercised": exercised_items(boot, index, sems, record["semaphores"], reported),
+            "exercised": exercised_items(boot, index, sems, record.semaphores, reported),
             "allocated": allocated_items(boot, audit.get("allocated", [])),
             "record": record}
 
 
-def allocated_items(boot: rt.Boot, families: list[dict]) -> list[dict]:
+def allocated_items(boot: Boot, families: list[dict]) -> list[dict]:
     """The semaphores allocated at run time (classify.allocated) whose class ran: they
     have no runtime record (not one of the audit's declared semaphores), only a name."""
-    ran = rt.exercised(boot, rt.build_index(families))
+    ran = runtime_records.exercised(boot, lockmap.build_index(families))
     cls = {f["id"]: f["class"] for f in families}
-    return [{"lock_class": ran[fid]["class"], "id": fid, "by": "lockdep class",
-             "class": cls[fid], "ops": ran[fid]["ops"],
+    return [{"lock_class": ran[fid].name, "id": fid, "by": "lockdep class",
+             "class": cls[fid], "ops": ran[fid].ops,
              "reading": "marked struct arch_semaphore by the series (0004)"
              if cls[fid] == "counting" else "a debug mutex under DEBUG_MUTEX_FULL"}
             for fid in sorted(ran)]
@@ -242,10 +243,10 @@ def render(result: dict, log_path: Path, audit_path: Path) -> str:
         if result["allocated"]:
             out.append("allocated at run time, no record of their own:")
             out += [_lock_line(lk) for lk in result["allocated"]]
-    recs = result["record"]["semaphores"]
-    out += [f"record: {sid}: {rt.summary_line(recs[sid])}" for sid in named_ids(result)]
-    c = result["record"]["counts"]
-    out.append("record: " + ", ".join(f"{k} {c[k]}" for k in rt.STATUSES))
+    recs = result["record"].semaphores
+    out += [f"record: {sid}: {summary_line(recs[sid])}" for sid in named_ids(result)]
+    c = result["record"].counts
+    out.append("record: " + ", ".join(f"{k} {c[k]}" for k in STATUSES))
     return "\n".join(out)
 
 
@@ -257,11 +258,11 @@ def named_ids(result: dict) -> list[str]:
 def as_json(result: dict, log_path: Path, audit_path: Path) -> dict:
     """For machines: the reading, and the records of the semaphores the log names (the
     whole record is what --record writes)."""
-    recs = result["record"]["semaphores"]
+    record = result["record"]
     return {**{k: v for k, v in result.items() if k != "record"},
             "log": str(log_path), "audit": str(audit_path),
-            "counts": result["record"]["counts"],
-            "records": {sid: recs[sid] for sid in named_ids(result)}}
+            "counts": record.counts,
+            "records": {sid: record.semaphores[sid].to_json() for sid in named_ids(result)}}
 
 
 # ------------------------------------------------------------------ command line

@@ -9,7 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 from classify.audit import Audit, SemResult
-from classify.evidence import STATUSES, boots_line
+from classify.records.runtime import STATUSES, RuntimeRecord
+from classify.report.runtime import boots_line
 from classify.rules import CLASSES, OpFact
 
 
@@ -55,23 +56,16 @@ def _sem_json(r: SemResult) -> dict:
     }
 
 
-def load_runtime(path: Path) -> dict | None:
-    """runtime.json (written by `make boot-test SCENARIOS=runtime`) next to an audit."""
-    return load_patches(path)
+def load_runtime(path: Path) -> RuntimeRecord | None:
+    """runtime.json (written by `make boot-test SCENARIOS=runtime`) next to an audit,
+    None when there is none; RecordError when the file is not a runtime record."""
+    return RuntimeRecord.load(path) if path.is_file() else None
 
 
-def _runtime_counts(sems: list[dict]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for s in sems:
-        st = s["runtime"]["status"]
-        out[st] = out.get(st, 0) + 1
-    return out
-
-
-def _runtime_intro(runtime: dict, sems: list[dict]) -> str:
-    c = _runtime_counts(sems)
-    return (f"DEBUG_MUTEX_FULL boots on {runtime.get('config', '?')} "
-            f"({boots_line(runtime.get('boots', {}))}; trust kernels mark the counting pool "
+def _runtime_intro(runtime: RuntimeRecord, sems: list[dict]) -> str:
+    c = Counter(runtime.of(s["id"]).status for s in sems)
+    return (f"DEBUG_MUTEX_FULL boots on {runtime.config} "
+            f"({boots_line(runtime.boots)}; trust kernels mark the counting pool "
             "struct arch_semaphore, each challenge or probe kernel leaves one semaphore a "
             "debug mutex; every record is derived from the console logs and compiler "
             "errors committed in runtime/): "
@@ -111,7 +105,7 @@ def _patch_cell(rec: dict) -> str:
 
 
 def to_json(a: Audit, patches: dict | None = None,
-            runtime: dict | None = None) -> dict:
+            runtime: RuntimeRecord | None = None) -> dict:
     counts = Counter(r.verdict.cls for r in a.results)
     sems = [_sem_json(r) for r in sorted(a.results, key=lambda r: r.decl.id)]
     if patches is not None:
@@ -120,9 +114,8 @@ def to_json(a: Audit, patches: dict | None = None,
             if s["id"] in recs:
                 s["patch"] = recs[s["id"]]
     if runtime is not None:
-        recs = runtime.get("semaphores", {})
         for s in sems:
-            s["runtime"] = recs.get(s["id"], {"status": "not-run"})
+            s["runtime"] = runtime.of(s["id"]).to_json()
     return {
         "schema": SCHEMA,
         "kernel_version": a.version,
@@ -157,5 +150,5 @@ def _unparsed(a: Audit) -> list[dict]:
 
 
 def write_json(a: Audit, path: Path, patches: dict | None = None,
-               runtime: dict | None = None) -> None:
+               runtime: RuntimeRecord | None = None) -> None:
     path.write_text(json.dumps(to_json(a, patches, runtime), indent=1, sort_keys=True) + "\n")

@@ -9,8 +9,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from classify.audit import Audit
-from classify.evidence import summary_line
+from classify.records.runtime import RuntimeRecord
 from classify.report.data import _patch_cell, _runtime_intro, to_json
+from classify.report.runtime import summary_line
 from classify.rules import CLASSES
 
 
@@ -106,16 +107,16 @@ def _html_patches(sems: list[dict], patches: dict | None) -> list[str]:
     return parts
 
 
-def _html_runtime(sems: list[dict], runtime: dict | None) -> list[str]:
+def _html_runtime(sems: list[dict], runtime: RuntimeRecord | None) -> list[str]:
     if runtime is None:
         return []
     parts = ["<h2>Runtime evidence (<code>make boot-test SCENARIOS=runtime</code>)"
              f"</h2><p>{_e(_runtime_intro(runtime, sems))}</p>"
              "<table><tr><th>semaphore</th><th>class</th><th>runtime</th></tr>"]
     for s in sems:
-        st = s["runtime"]["status"]
+        rec = runtime.of(s["id"])
         parts.append(f"<tr><td><code>{_e(s['id'])}</code></td>{_cls_cell(s)}"
-                     f"<td class=\"rt-{_e(st)}\">{_e(summary_line(s['runtime']))}</td></tr>")
+                     f"<td class=\"rt-{_e(rec.status)}\">{_e(summary_line(rec))}</td></tr>")
     parts.append("</table>")
     return parts
 
@@ -169,7 +170,7 @@ def _html_unresolved(data: dict) -> list[str]:
 
 
 def to_html(a: Audit, patches: dict | None = None,
-            runtime: dict | None = None) -> str:
+            runtime: RuntimeRecord | None = None) -> str:
     data = to_json(a, patches, runtime)
     sems = data["semaphores"]
     by_sub = defaultdict(list)
@@ -183,5 +184,5 @@ def to_html(a: Audit, patches: dict | None = None,
 
 
 def write_html(a: Audit, path: Path, patches: dict | None = None,
-               runtime: dict | None = None) -> None:
+               runtime: RuntimeRecord | None = None) -> None:
     path.write_text(to_html(a, patches, runtime))

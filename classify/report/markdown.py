@@ -8,8 +8,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from classify.audit import Audit
-from classify.evidence import summary_line
+from classify.records.runtime import RuntimeRecord
 from classify.report.data import _patch_cell, _runtime_intro, to_json
+from classify.report.runtime import summary_line
 from classify.rules import CLASSES
 
 
@@ -18,7 +19,7 @@ def _md_escape(s: str) -> str:
 
 
 def to_markdown(a: Audit, patches: dict | None = None,
-                runtime: dict | None = None) -> str:
+                runtime: RuntimeRecord | None = None) -> str:
     data = to_json(a, patches, runtime)
     out = [f"# sem2mutex audit: Linux {a.version}", ""]
     out.append(f"{data['total']} struct semaphores in {a.files} files that can matter.")
@@ -49,13 +50,7 @@ def to_markdown(a: Audit, patches: dict | None = None,
             out.append(f"| `{s['id']}` | {s['class']} | {_md_escape(_patch_cell(s['patch']))} |")
         out.append("")
     if runtime is not None:
-        out += ["## Runtime evidence (`make boot-test SCENARIOS=runtime`)", "",
-                _runtime_intro(runtime, sems), "",
-                "| semaphore | class | runtime |", "|---|---|---|"]
-        for s in sems:
-            out.append(f"| `{s['id']}` | {s['class']} | "
-                       f"{_md_escape(summary_line(s['runtime']))} |")
-        out.append("")
+        out += _md_runtime(sems, runtime)
     out += ["## The unknown pool", "",
             "| semaphore | why unknown | what would settle it |", "|---|---|---|"]
     for s in sems:
@@ -107,6 +102,16 @@ def _md_pointers(data: dict) -> list[str]:
     return out
 
 
+def _md_runtime(sems: list[dict], runtime: RuntimeRecord) -> list[str]:
+    out = ["## Runtime evidence (`make boot-test SCENARIOS=runtime`)", "",
+           _runtime_intro(runtime, sems), "",
+           "| semaphore | class | runtime |", "|---|---|---|"]
+    for s in sems:
+        out.append(f"| `{s['id']}` | {s['class']} | "
+                   f"{_md_escape(summary_line(runtime.of(s['id'])))} |")
+    return out + [""]
+
+
 def write_markdown(a: Audit, path: Path, patches: dict | None = None,
-                   runtime: dict | None = None) -> None:
+                   runtime: RuntimeRecord | None = None) -> None:
     path.write_text(to_markdown(a, patches, runtime))

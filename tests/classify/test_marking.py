@@ -3,13 +3,16 @@ patch goes in the series, its message, and the marking of a small synthetic tree
 (the counting semaphores marked, the others untouched, the same bytes twice)."""
 
 import json
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from classify.convert import marking as M
+from classify.tree import GIT_ENV
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -244,3 +247,54 @@ def test_check_only_refuses_the_last_marking_of_another_tree(tmp_path):
     record = M._last_record(args, dest, tmp_path, "6.12.118")
     assert record["files"] == ["drivers/md/bcache/bcache.h"]
     assert record["patch_path"] == str(patch)
+
+
+# ------------------------------------------------------------------ one semaphore's commit
+
+MEMBER = "struct x {\n\tstruct semaphore\tic_sema;\n\tstruct semaphore other;\n};\n"
+PRINTK = "int x;\nint y;\nstatic DEFINE_SEMAPHORE(console_sem);\n"
+
+
+def small_repo(root: Path) -> Path:
+    (root / "fs").mkdir(parents=True)
+    (root / "kernel").mkdir()
+    (root / "fs" / "x.h").write_text(MEMBER)
+    (root / "kernel" / "printk.c").write_text(PRINTK)
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "base"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                       env={**os.environ, **GIT_ENV})
+    return root
+
+
+def decl(sid, path, line, kind):
+    return {"id": sid, "class": "counting", "init": [], "ops": [],
+            "declared": {"path": path, "line": line, "kind": kind}}
+
+
+@needs_spatch
+def test_marking_one_semaphore_is_the_marking_mechanism_and_revert_its_inverse(tmp_path):
+    """What the runtime variants are made of (the line edit set_marking was replaced by
+    classify.convert.marking): one commit per semaphore, only its declaration (the
+    neighbour on the next line untouched; DEFINE_SEMAPHORE too), `git revert` the exact
+    inverse, and a semaphore that is not there refused with no commit."""
+    repo = small_repo(tmp_path / "k")
+    ic, con = decl("fs/x.h:x.ic_sema", "fs/x.h", 2, "member"), \
+        decl("kernel/printk.c:console_sem", "kernel/printk.c", 3, "static")
+    gone = decl("fs/x.h:x.sem", "fs/x.h", 2, "member")
+    marks = M.mark_commits(repo, [ic, con, gone])
+    assert {i: m.status for i, m in marks.items()} == {
+        ic["id"]: "marked", con["id"]: "marked", gone["id"]: "error"}
+    assert not marks[gone["id"]].commit and marks[gone["id"]].why
+
+    def show(commit, path):
+        return subprocess.run(["git", "-C", str(repo), "show", f"{commit}:{path}"],
+                              capture_output=True, text=True, check=True).stdout
+    head = marks[con["id"]].commit
+    assert show(marks[ic["id"]].commit, "fs/x.h").splitlines() == [
+        "struct x {", "\tstruct arch_semaphore ic_sema;", "\tstruct semaphore other;", "};"]
+    assert show(head, "kernel/printk.c") == PRINTK.replace("DEFINE_SEMAPHORE",
+                                                           "DEFINE_ARCH_SEMAPHORE")
+    subprocess.run(["git", "-C", str(repo), "revert", "--no-edit", marks[ic["id"]].commit],
+                   check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+    assert (repo / "fs" / "x.h").read_text() == MEMBER
+    assert "DEFINE_ARCH_SEMAPHORE(console_sem)" in (repo / "kernel" / "printk.c").read_text()

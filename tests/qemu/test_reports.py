@@ -112,10 +112,10 @@ def test_circular_roles_and_frames():
 
 
 def test_lock_names_map_back_to_semaphore_ids():
-    """The parser keeps lockdep's class names; the one mapper (classify.evidence)
+    """The parser keeps lockdep's class names; the one mapper (classify.lockmap)
     turns them into the audit's ids, here with the rule-check module's semaphores
     as the audit."""
-    from classify.evidence import build_index, lock_to_id
+    from classify.lockmap import build_index, lock_to_id
     sems = [{"id": "kernel/locking/mutex_rule_check.c:md@" + f, "declared": {
         "kind": "local", "path": "kernel/locking/mutex_rule_check.c", "line": line - 2},
         "init": [{"path": "kernel/locking/mutex_rule_check.c", "line": line}], "ops": []}
@@ -199,3 +199,29 @@ def test_every_kind_of_the_standard_set_has_a_real_x86_64_and_arm64_log():
             have.setdefault(kind, set()).add(fixture_arch(body))
     missing = sorted(f"{k} on {a}" for k, a in wanted if a not in have.get(k, set()))
     assert not missing, "no real fixture for: " + ", ".join(missing)
+
+
+def test_lockdep_classes():
+    from classify.records.boot import LockClass
+    from qemu.parse import lockdep_classes
+    lines = ["# lockdep-class: 00000000a1b2c3d4 OPS:     123 FD:    1 BD:    2 +.+.: "
+             "(console_sem).lock",
+             "# lockdep-class: 00000000a1b2c3d5 OPS:       0 FD:    0 BD:    0 ....: "
+             "&iclog->ic_sema@fs/xfs/xfs_log.c:1639",
+             "# lockdep-class: 00000000a1b2c3d6 FD:    0 BD:    1 -.-.: &bp->b_sema@fs/xfs/"
+             "xfs_buf.c:239#2",
+             "# lockdep_stats: lock-classes: 222", "ffff (console_sem).lock"]
+    assert lockdep_classes(lines) == [
+        LockClass("(console_sem).lock", "(console_sem).lock", 123, "+.+."),
+        LockClass("&iclog->ic_sema@fs/xfs/xfs_log.c:1639",
+                  "&iclog->ic_sema@fs/xfs/xfs_log.c:1639", 0, "...."),
+        LockClass("&bp->b_sema@fs/xfs/xfs_buf.c:239#2", "&bp->b_sema@fs/xfs/xfs_buf.c:239",
+                  None, "-.-.")]
+
+
+def test_kernel_version_and_scenario_of_a_log():
+    from qemu.parse import kernel_version, scenario_of
+    text = ("[    0.000000] Linux version 6.1.192+ (root@h) (gcc 12.2.0) #1 SMP\n"
+            "[    0.000000] Command line: console=ttyS0 s2m.scenario=runtime-xfs quiet\n")
+    assert (kernel_version(text), scenario_of(text)) == ("6.1.192", "runtime-xfs")
+    assert (kernel_version("no banner"), scenario_of("Command line: console=ttyS0")) == ("", "")

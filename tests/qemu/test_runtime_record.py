@@ -3,8 +3,8 @@
 reports/linux-6.1.192/runtime/ holds each boot's console log and each failed build's
 compiler errors; runtime.json is re-derived from them with the code the run uses
 (qemu.runrecord.derive) and must be the same bytes.  Negative controls: an edited log,
-an edited build error or an edited record no longer agree.  The README's runtime table
-is the one runtime.json gives."""
+an edited build error or an edited record no longer agree.  The runtime table of
+docs/runtime.md is the one runtime.json gives."""
 
 import json
 import shutil
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from classify import evidence as rt
+from classify import lockmap
+from classify.records.runtime import RuntimeRecord
 from classify.report import readme
 from qemu import parse, runrecord
 from qemu.scenarios import load_scenario
@@ -25,10 +26,11 @@ COMMITTED = (REPORTS / "runtime.json").read_text()
 RECORD = json.loads(COMMITTED)
 RUN = json.loads((ARTS / "run.json").read_text())
 LOG_BOOTS = [b for b in RUN["boots"] if "log" in b]
+RUNTIME_DOC = REPO / "docs" / "runtime.md"     # holds the generated runtime table
 
 
 def test_runtime_json_is_derived_from_the_committed_artifacts():
-    assert runrecord.dumps_record(runrecord.derive(AUDIT, ARTS)) == COMMITTED
+    assert runrecord.derive(AUDIT, ARTS).dumps() == COMMITTED
 
 
 def test_every_artifact_belongs_to_a_boot_and_every_boot_has_one():
@@ -61,8 +63,8 @@ def test_an_edited_log_no_longer_gives_the_committed_record(tmp_path):
     assert entry["lock_class"] in text
     log.write_text(text.replace(entry["lock_class"], "&edited->lock@kernel/edited.c:1"))
     edited = runrecord.derive(AUDIT, arts)
-    assert runrecord.dumps_record(edited) != COMMITTED
-    assert edited["semaphores"][sid] != RECORD["semaphores"][sid]
+    assert edited.dumps() != COMMITTED
+    assert edited.semaphores[sid].to_json() != RECORD["semaphores"][sid]
 
 
 def test_an_edited_build_error_no_longer_gives_the_committed_record(tmp_path):
@@ -72,7 +74,7 @@ def test_an_edited_build_error_no_longer_gives_the_committed_record(tmp_path):
     arts = copy_of_artifacts(tmp_path)
     path = arts / failed[0]["build_errors"]
     path.write_text(path.read_text().replace("error:", "error: edited:", 1))
-    assert runrecord.dumps_record(runrecord.derive(AUDIT, arts)) != COMMITTED
+    assert runrecord.derive(AUDIT, arts).dumps() != COMMITTED
 
 
 def test_an_edited_record_is_not_what_the_artifacts_give():
@@ -81,8 +83,7 @@ def test_an_edited_record_is_not_what_the_artifacts_give():
     edited["semaphores"][sid]["title"] = "WARNING: lock held when returning to user space!" \
         if "bad unlock" in edited["semaphores"][sid]["title"] else \
         "WARNING: bad unlock balance detected!"
-    assert runrecord.dumps_record(runrecord.derive(AUDIT, ARTS)) != \
-        runrecord.dumps_record(edited)
+    assert runrecord.derive(AUDIT, ARTS).to_json() != edited
 
 
 @pytest.mark.parametrize("boot", LOG_BOOTS, ids=[b["name"] for b in LOG_BOOTS])
@@ -93,33 +94,34 @@ def test_each_report_is_about_the_semaphore_its_kernel_left_a_mutex(boot):
     text = (ARTS / boot["log"]).read_text(errors="replace")
     parsed = parse.parse_log(text)
     assert f"s2m.scenario={boot['scenario']}" in text
-    index = rt.build_index(AUDIT["semaphores"])
+    index = lockmap.build_index(AUDIT["semaphores"])
     unmarked = boot["variant"][len("unmark:"):] if boot["variant"].startswith("unmark:") \
         else None
     declared = load_scenario(boot["scenario"]).reports
     reports = [r for r in parsed.reports if not any(d.matches(r) for d in declared)]
     for r in reports:
-        assert unmarked in rt.report_ids(runrecord.parse_report_dict(r), index), r.title
+        assert unmarked in lockmap.report_ids(r, index), r.title
     if unmarked is None:
         assert reports == []
 
 
-def test_the_readme_table_is_the_one_runtime_json_gives():
-    text = (REPO / "README.md").read_text()
-    block = readme.table(RECORD, AUDIT)
+def test_the_docs_table_is_the_one_runtime_json_gives():
+    text = RUNTIME_DOC.read_text()
+    block = readme.table(RuntimeRecord.from_json(RECORD), AUDIT)
     assert block in text
     assert readme.replace_block(text, block) == text
-    # negative control: a README whose table says something else is caught
+    # negative control: a document whose table says something else is caught
     row = next(ln for ln in block.splitlines() if ln.startswith("| `"))
     wrong = text.replace(row, row.replace("|", "| edited", 1), 1)
-    assert readme.table(RECORD, AUDIT) not in wrong
-    assert readme.main(["--check", "--readme", str(REPO / "README.md")]) == 0
+    assert block not in wrong
+    assert readme.main(["--check", "--readme", str(RUNTIME_DOC)]) == 0
 
 
-def test_readme_check_fails_on_an_edited_table(tmp_path, capsys):
-    text = (REPO / "README.md").read_text()
-    row = next(ln for ln in readme.table(RECORD, AUDIT).splitlines() if ln.startswith("| `"))
-    edited = tmp_path / "README.md"
+def test_the_table_check_fails_on_an_edited_table(tmp_path, capsys):
+    text = RUNTIME_DOC.read_text()
+    row = next(ln for ln in readme.table(RuntimeRecord.from_json(RECORD), AUDIT).splitlines()
+               if ln.startswith("| `"))
+    edited = tmp_path / "runtime.md"
     edited.write_text(text.replace(row, row + " edited", 1))
     assert readme.main(["--check", "--readme", str(edited)]) == 1
     assert "not the one runtime.json gives" in capsys.readouterr().err

@@ -14,14 +14,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from classify import evidence as rt
+from classify import lockmap, runtime_records
+from classify.records.boot import Boot
+from classify.records.runtime import RuntimeRecord
 from classify.convert.marking import MARKING_NAME, SUBJECT
 from classify.tree import GIT_ENV
 from qemu import runrecord, runtime, variants
 from qemu.boot import BootResult
 from qemu.scenarios import Scenario
 from qemu.source import Source
-from qemu.parse import clean_lines, find_reports, parse_log
+from qemu.parse import clean_lines, find_reports, lockdep_classes, parse_log
 from qemu.run import KEYS_TRIGGER, RunRequest, RunStatus, key_events, qemu_command, run_qemu
 from qemu.scenarios import load_scenario, named_set, standard_set
 
@@ -364,7 +366,7 @@ def test_evaluate_runtime():
     sems = [{"id": IC, "class": "counting", "declared": {"path": "fs/xfs/xfs_log_priv.h",
              "line": 204, "kind": "member"},
              "init": [{"path": "fs/xfs/xfs_log.c", "line": 1639}], "ops": []}]
-    index = rt.build_index(sems)
+    index = lockmap.build_index(sems)
     sc = load_scenario("runtime-xfs")
     clean = parse_log(LOG.format(report=""))
     assert runtime.evaluate_runtime(sc, clean, index, frozenset({IC})).passed
@@ -408,9 +410,23 @@ def test_count_warning_names_its_semaphore():
     # the message with the count is the body's first line: the record keeps it
     assert rep.body[0].startswith("mutex_debug &md@kernel/locking/mutex_rule_check.c:141 "
                                   "initialized with count 2")
-    assert rt.report_detail(runrecord.parse_report_dict(rep)) == rep.body[0]
+    assert rep.detail == rep.body[0]
     plain = find_reports(clean_lines(WARN.replace(WARN.splitlines()[1] + "\n", "")))[0]
-    assert plain.locks == [] and rt.report_detail(runrecord.parse_report_dict(plain)) == ""
+    assert plain.locks == [] and plain.detail == ""
+
+
+def test_a_count_warning_after_its_warning_line_names_its_semaphore_too():
+    """Where WARN() has no trap (arm, every arch before 4.x), warn_slowpath_fmt prints
+    the message after the WARNING line: the same lock and the same detail."""
+    text = (Path(__file__).parent / "logs" / "warning-one-holder.log").read_text()
+    lines = clean_lines(text.partition("\n\n")[2])
+    i = next(n for n, ln in enumerate(lines) if "initialized with count" in ln)
+    lines[i], lines[i + 1] = lines[i + 1], lines[i]
+    rep = find_reports(lines)[0]
+    assert rep.kind == "warning" and rep.headline.startswith("WARNING: CPU: 0")
+    assert [lk.lock_class for lk in rep.locks] == ["&md@kernel/locking/mutex_rule_check.c:141"]
+    assert rep.detail.startswith("mutex_debug &md@kernel/locking/mutex_rule_check.c:141 "
+                                 "initialized with count 2")
 
 
 def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
@@ -481,7 +497,7 @@ def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
     record = json.loads(text)
     # the record is what the artifacts say: the same bytes derived again from them
     arts = tmp_path / "runtime"
-    assert runrecord.dumps_record(runrecord.derive({"semaphores": SMALL_AUDIT}, arts)) == text
+    assert runrecord.derive({"semaphores": SMALL_AUDIT}, arts).dumps() == text
     assert sorted(p.name for p in arts.iterdir()) == [
         "run.json", "t-challenge.1.log", "t-challenge.2.log", "t-challenge.3.log",
         "t-trust.log", "unmark-fs-a.h-x.t.build.txt"]
@@ -502,7 +518,7 @@ def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
     assert record["boots"]["t-probe"]["build_errors"] == [recs["fs/a.h:x.t"]["compiler"]]
     assert recs["fs/b.c:other"]["status"] == "not-built"
     assert record["boots"]["t-other"]["verdict"] == "not_made"
-    assert data["trust_marks"] == ["fs/a.h:x.s", "fs/a.h:x.t", "fs/b.c:other"]
+    assert data.trust_marks == ["fs/a.h:x.s", "fs/a.h:x.t", "fs/b.c:other"]
     made = record["variants"]
     assert made["trust"]["marked"] == ["fs/a.h:x.s", "fs/a.h:x.t", "fs/c.c:spare"]
     assert list(made["trust"]["not_marked"]) == ["fs/b.c:other"]
@@ -534,17 +550,16 @@ def _header(path):
 @pytest.mark.parametrize("path", RUNTIME_LOGS, ids=[p.stem for p in RUNTIME_LOGS])
 def test_runtime_fixture_maps_to_the_audit(path):
     header, body = _header(path)
-    index = rt.build_index(json.loads(AUDIT.read_text())["semaphores"])
+    index = lockmap.build_index(json.loads(AUDIT.read_text())["semaphores"])
     parsed = parse_log(body)
     if "SEM" in header:
-        first = runrecord.parse_report_dict(parsed.reports[0])
-        assert rt.report_ids(first, index) == [header["SEM"].strip()]
+        assert lockmap.report_ids(parsed.reports[0], index) == [header["SEM"].strip()]
     else:
         assert parsed.reports == []
-    boot = rt.Boot(path.stem, "trust", frozenset(), rt.lockdep_classes(clean_lines(body)))
-    ex = rt.exercised(boot, index)
+    boot = Boot(path.stem, "trust", frozenset(), lockdep_classes(clean_lines(body)))
+    ex = runtime_records.exercised(boot, index)
     for sid in [x.strip() for x in header.get("EXERCISED", "").split(",") if x.strip()]:
-        assert ex[sid]["ops"] > 0, sid
+        assert ex[sid].ops > 0, sid
 
 
 def test_a_trust_variant_that_does_not_build_fails_its_boots_by_name():
@@ -552,7 +567,7 @@ def test_a_trust_variant_that_does_not_build_fails_its_boots_by_name():
     fails each of its boots with the error lines."""
     v = runtime.Variant("trust", "0" * 40, frozenset())
     v.errors = ["fs/xfs/xfs_trace.h:431: error: 'struct mutex_debug' has no member named 'count'"]
-    res = runtime.boot_one(load_scenario("runtime-xfs"), v, None, rt.build_index([]), None,
+    res = runtime.boot_one(load_scenario("runtime-xfs"), v, None, lockmap.build_index([]), None,
                            Path("/nonexistent"), "tcg")
     assert not res.passed and res.verdict == "not_built"
     assert res.problems[0] == "variant trust did not build:" and "xfs_trace.h:431" in res.problems[1]
@@ -564,7 +579,7 @@ def test_every_semaphore_that_ran_has_its_challenge_or_probe():
     from qemu.scenarios import list_scenarios
     audit = json.loads((runtime.audit_path("6.1.192")).read_text())
     sems = {s["id"]: s for s in audit["semaphores"]}
-    data = json.loads((runtime.audit_path("6.1.192").parent / "runtime.json").read_text())
+    data = RuntimeRecord.load(runtime.audit_path("6.1.192").parent / "runtime.json")
     scs = [load_scenario(n) for n in list_scenarios()]
     scs = [sc for sc in scs if sc.set == "runtime"]
     assert runtime.unchallenged(data, scs, sems) == []
@@ -658,7 +673,7 @@ def test_evaluate_runtime_accepts_only_the_reports_a_scenario_declares():
     """runtime-bcache-gc declares the bcache lockdep report its reboot prints (about no
     semaphore): with it the trust boot passes, without it the declared report is
     missing, and any other report about no semaphore still fails the boot."""
-    index = rt.build_index([])
+    index = lockmap.build_index([])
     sc = load_scenario("runtime-bcache-gc")
     log = LOG.replace("runtime-xfs", sc.name).replace("workload:xfs", "workload:bcachegc")
     with_splat = parse_log(log.format(report="") + BCACHE_SPLAT)
@@ -678,7 +693,7 @@ def test_evaluate_runtime_a_challenge_may_expect_a_hang():
     sems = [{"id": IC, "class": "counting", "declared": {"path": "fs/xfs/xfs_log_priv.h",
              "line": 204, "kind": "member"},
              "init": [{"path": "fs/xfs/xfs_log.c", "line": 1639}], "ops": []}]
-    index = rt.build_index(sems)
+    index = lockmap.build_index(sems)
     hung = parse_log(LOG.format(report="").replace(
         "s2m-harness: qemu exited with status 0 after 20.0 s",
         "s2m-harness: timeout after 300 s, killed qemu after 300.1 s"))
@@ -701,7 +716,7 @@ def test_the_committed_runtime_boots_pass_their_scenarios():
     record = runtime.audit_path("6.1.192").parent / "runtime"
     run = json.loads((record / "run.json").read_text())
     audit = json.loads(runtime.audit_path("6.1.192").read_text())
-    index = rt.build_index(audit["semaphores"])
+    index = lockmap.build_index(audit["semaphores"])
     trust = set(run["variants"]["trust"]["marked"])
     failed = []
     for boot in [b for b in run["boots"] if b.get("log")]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from classify import evidence as rt
+from classify.report.runtime import summary_line
 from qemu import cli, runrecord, triage
 from qemu.scenarios import load_scenario, named_set
 from qemu.variants import Variant
@@ -40,7 +40,7 @@ def runtime_way(boot: dict, tmp_path: Path, text: str | None = None) -> dict:
     (arts / boot["log"]).write_text(text if text is not None else
                                     (ARTS / boot["log"]).read_text(errors="replace"))
     (arts / "run.json").write_text(json.dumps({**RUN, "boots": [boot]}))
-    return runrecord.derive(AUDIT, arts)
+    return runrecord.derive(AUDIT, arts).to_json()
 
 
 def triage_way(boot: dict, log: Path, tmp_path: Path) -> dict:
@@ -129,11 +129,11 @@ def test_a_reported_mutex_contradicts_the_verdict():
     text = (LOGS / "runtime-xfs-challenge-ic-sema.log").read_text()
     res = triage.triage(text, audit, "b", f"unmark:{IC}", frozenset(), [], None)
     assert res["reports"][0]["locks"][0]["reading"] == "contradicts the mutex verdict"
-    assert "FINDING" in rt.summary_line(res["record"]["semaphores"][IC])
+    assert "FINDING" in summary_line(res["record"].semaphores[IC])
 
 
 def test_exit_status_and_help(tmp_path, capsys):
-    assert cli.main(["triage", str(tmp_path / "absent.log")]) == 1
+    assert cli.main(["triage", str(tmp_path / "absent.log")]) == 2
     assert "cannot read" in capsys.readouterr().err
     log = LOGS / "runtime-xfs-trust.log"
     assert cli.main(["triage", str(log), "--variant", "unmark:nope"]) == 2
@@ -183,7 +183,7 @@ def test_a_semaphore_allocated_at_run_time_is_named():
     assert item["id"] == "drivers/acpi/osl.c:*sem@acpi_os_create_semaphore"
     assert item["lock_class"] == "sem@drivers/acpi/osl.c:1208" and item["ops"] > 0
     assert item["class"] == "counting" and "0004" in item["reading"]
-    assert item["id"] not in result["record"]["semaphores"]
+    assert item["id"] not in result["record"].semaphores
     # negative control: a class of another site names no family
     other = text.replace("sem@drivers/acpi/osl.c:1208", "sem@drivers/acpi/other.c:7")
     assert triage.triage(other, AUDIT, "defconfig", "series", frozenset(), [],

@@ -1,0 +1,15 @@
+"""Typed records between the stages, defined once: the bottom layer of the project.
+
+Every record one stage hands another is a dataclass of this package, and a JSON file is
+only its serialisation: `to_json()` writes it, `from_json()` reads it back and checks it,
+and a file that is not the record asked for is refused in one line (`RecordError`).
+
+    base.py     Record (to_json / from_json, the schema version), RecordError
+    boot.py     a boot's evidence, as qemu.parse reads it from the console: Lock,
+                Report, LockClass (a "# lockdep-class:" line) and Boot
+    runtime.py  the runtime record (runtime.json): RuntimeRecord, its BootRecord per
+                boot, SemRuntime per semaphore with a BootEntry per boot, VariantRecord
+
+This package imports nothing else of the project (tests/test_structure.py): both the
+classifier and the boot side read these types.
+"""

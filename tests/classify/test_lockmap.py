@@ -1,0 +1,121 @@
+"""classify/lockmap.py: lockdep names, reports and compiler errors -> audit ids; each
+with the case it must catch and one it must not."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from audit_sems import SEMS, sem  # noqa: E402
+
+from classify import lockmap  # noqa: E402
+from classify.records.boot import Lock, LockClass, Report  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+AUDIT = REPO / "reports" / "linux-6.1.192" / "audit.json"
+INDEX = lockmap.build_index(SEMS)
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("&iclog->ic_sema@fs/xfs/xfs_log.c:1639", "fs/xfs/xfs_log_priv.h:xlog_in_core.ic_sema"),
+    # the series moved the line: the file and the member name still say which one
+    ("&iclog->ic_sema@fs/xfs/xfs_log.c:1645", "fs/xfs/xfs_log_priv.h:xlog_in_core.ic_sema"),
+    ("&bp->b_sema@fs/xfs/xfs_buf.c:239#2/1", "fs/xfs/xfs_buf.h:xfs_buf.b_sema"),
+    ("(console_sem).lock", "kernel/printk/printk.c:console_sem"),     # arch_semaphore
+    ("console_sem.lock", "kernel/printk/printk.c:console_sem"),       # mutex_debug
+    ("semaphore->lock", None),                  # the shared class of the inline sema_init()
+    ("&p->pi_lock", None),
+    ("rtnl_mutex", None),
+    ("(lock).lock", None),                      # two static semaphores named lock
+    ("(other).lock", None),
+    ("&x->sem@fs/other.c:1", None),             # a sema_init site the audit does not know
+    ("&iclog->other@fs/xfs/xfs_log.c:1700", None),
+])
+def test_lock_to_id(name, expected):
+    assert lockmap.lock_to_id(name, INDEX) == expected
+
+
+def test_lock_to_id_on_the_committed_audit():
+    index = lockmap.build_index(json.loads(AUDIT.read_text())["semaphores"])
+    assert lockmap.lock_to_id("&hdev->driver_input_lock@drivers/hid/hid-core.c:2927", index) \
+        == "include/linux/hid.h:hid_device.driver_input_lock"
+    assert lockmap.lock_to_id("&filter->notif->request@kernel/seccomp.c:1778", index) == \
+        "kernel/seccomp.c:notification.request"
+    assert lockmap.lock_to_id("(rxrpc_call_limiter).lock", index) == \
+        "net/rxrpc/call_object.c:rxrpc_call_limiter"
+    assert lockmap.lock_to_id("&fs_info->uuid_tree_rescan_sem@fs/btrfs/disk-io.c:3075",
+                              index) == "fs/btrfs/ctree.h:btrfs_fs_info.uuid_tree_rescan_sem"
+    assert lockmap.lock_to_id("&npinfo->dev_lock@net/core/netpoll.c:651", index) == \
+        "include/linux/netpoll.h:netpoll_info.dev_lock"
+    assert lockmap.lock_to_id("&hdev->driver_input_lock@drivers/hid/hid-input.c:1",
+                              index) is None
+
+
+def test_version_and_subclass_suffixes_are_stripped_before_mapping():
+    index = lockmap.build_index([{"id": "drivers/block/loop.c:loop_device.sem",
+                                  "declared": {"kind": "member", "path": "drivers/block/loop.c",
+                                               "line": 3},
+                                  "init": [{"path": "drivers/block/loop.c", "line": 9}],
+                                  "ops": []}])
+    assert lockmap.lock_to_id("&lo->sem@drivers/block/loop.c:9#2/1", index) == \
+        "drivers/block/loop.c:loop_device.sem"
+    assert lockmap.class_id(LockClass.named("&lo->sem@drivers/block/loop.c:9#2", 5), index) \
+        == "drivers/block/loop.c:loop_device.sem"
+    # the look-alike: the same member name at an init site the audit does not know,
+    # in another file
+    assert lockmap.lock_to_id("&lo->sem@drivers/block/other.c:9", index) is None
+
+
+def report(kind="bad_unlock_balance", title="t", locks=(), frames=()):
+    return Report(kind, title, title, 1, locks=[Lock.named(n, "involved") for n in locks],
+                  frames=list(frames))
+
+
+def test_report_ids_by_lock_then_by_a_single_semaphores_function():
+    assert lockmap.report_ids(report(locks=["&iclog->ic_sema@fs/xfs/xfs_log.c:1639"]),
+                              INDEX) == ["fs/xfs/xfs_log_priv.h:xlog_in_core.ic_sema"]
+    # DEBUG_LOCKS_WARN_ON names no lock: the first frame that is one semaphore's function
+    assert lockmap.report_ids(report("debug_locks_warn_on", frames=[
+        "process_one_work", "xlog_ioend_work"]), INDEX) == \
+        ["fs/xfs/xfs_log_priv.h:xlog_in_core.ic_sema"]
+    # a function of two semaphores says nothing
+    assert lockmap.report_ids(report("debug_locks_warn_on", frames=["shared_fn"]), INDEX) == []
+    assert lockmap.report_ids(report(locks=["&p->pi_lock"], frames=["kthread"]), INDEX) == []
+    # the count warning's lock (qemu.parse puts it among the report's locks)
+    assert lockmap.report_ids(report("warning", locks=["&bp->b_sema@fs/xfs/xfs_buf.c:239"]),
+                              INDEX) == ["fs/xfs/xfs_buf.h:xfs_buf.b_sema"]
+
+
+def test_build_error_ids():
+    errs = ["../net/rxrpc/call_object.c:43:9: error: initialization of 'x' from 'int'",
+            "drivers/b/y.c:7:1: error: expected ';'",
+            "drivers/b/y.c:8:1: error: another line",
+            "make[2]: *** [scripts/Makefile.build:250: net/rxrpc/call_object.o] Error 1"]
+    sems = SEMS + [sem("net/rxrpc/call_object.c:rxrpc_call_limiter", kind="static",
+                       init=[("net/rxrpc/call_object.c", 43)])]
+    got = lockmap.build_error_ids(errs, lockmap.build_index(sems))
+    assert [i for i, _ in got] == ["net/rxrpc/call_object.c:rxrpc_call_limiter",
+                                   "drivers/b/y.c:lock"]
+    assert got[0][1].startswith("net/rxrpc/call_object.c:43: error: initialization")
+
+
+def test_build_error_in_a_macro_is_traced_to_the_site_by_gccs_note():
+    sems = [sem("net/rxrpc/call_object.c:rxrpc_call_limiter", kind="static",
+                init=[("net/rxrpc/call_object.c", 43), ("net/rxrpc/call_object.c", 44)])]
+    errs = ["/w/trees/runtime/include/linux/semaphore.h:47:10: error: 'struct mutex_debug' "
+            "has no member named 'count'",
+            "/w/trees/runtime/net/rxrpc/call_object.c:44:9: note: in expansion of macro "
+            "'__SEMAPHORE_INITIALIZER'",
+            "/w/trees/runtime/net/rxrpc/call_object.c:90:9: note: in expansion of macro 'X'"]
+    assert lockmap.build_error_ids(errs, lockmap.build_index(sems)) == [
+        ("net/rxrpc/call_object.c:rxrpc_call_limiter", "net/rxrpc/call_object.c:44: error: "
+         "'struct mutex_debug' has no member named 'count'")]
+
+
+def test_first_error_is_relative_to_the_tree():
+    assert lockmap.first_error(["/w/trees/runtime/fs/xfs/./xfs_trace.h:431:46: error: x",
+                                "fs/a.c:1:1: error: y"]) == "fs/xfs/xfs_trace.h:431: error: x"
+    assert lockmap.first_error(["make: *** Error 2"]) == "make: *** Error 2"
+    assert lockmap.first_error([]) == "build failed"
