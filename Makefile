@@ -3,14 +3,68 @@
 # sem2mutex: sort a kernel's struct semaphore users into mutex, counting and
 # completion pools, and migrate them.  `make help` lists the targets.
 #
-# Every target takes KERNEL=/path/to/a/kernel/tree (default: the Debian 6.1.192
-# tree that `make setup` unpacks into the work area), or TREE=6.12 for the other
-# tree `make setup` unpacks (work/linux-6.12).  A user's tree is only read;
-# whatever changes a tree works on a git worktree or a copy under $(WORK).
+# Every target but setup, clean and distclean takes KERNEL=/path/to/a/kernel/tree
+# (default: the Debian 6.1.192 tree that `make setup` unpacks into the work area), or
+# TREE=6.12 for the other tree `make setup` unpacks (work/linux-6.12).  A user's tree
+# is only read; whatever changes a tree works on a git worktree or a copy under
+# $(WORK).  A variable a target does not take, an empty one or a bad value stops make
+# in one line; every value reaches a command as one argument (see USER_VARS).
 
 # Debian's interpreter: the one python3-pytest is installed for, whatever else
 # (pyenv, a venv) comes first on PATH.
 PYTHON ?= /usr/bin/python3
+
+# ---- what a user types: taken as text, checked, and quoted for the shell
+#
+# The variables a user sets (`make patches ID=...`).  Each is taken as the text typed,
+# never expanded by make ($(shell ...) in a value stays text); each reaches a command
+# as one argument, quoted by $(call sh,...) when it has a character the shell reads.
+USER_VARS := KERNEL TREE WORK TARBALLS JOBS FRESH SUBSYS ID VERIFY SIGNOFF CHECK EXCLUDE \
+	ARCH SCENARIOS CONFIG BUILD MODULES BOOT LOG AUDIT JSON OUT RUNS KERNEL_RUNS PARTS \
+	BENCH_MS BENCH_NOTE
+_GIVEN := $(foreach v,$(USER_VARS),$(if $(filter command line,$(origin $(v))),$(v)))
+_FROM_ENV := $(foreach v,$(USER_VARS),$(if $(filter environment,$(origin $(v))),$(v)))
+$(foreach v,$(_GIVEN) $(_FROM_ENV),$(eval override $(v) := $$(value $(v))))
+_SAFE := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N \
+	O P Q R S T U V W X Y Z 0 1 2 3 4 5 6 7 8 9 / . _ - + , : = @ %
+# $(call _rest,TEXT,CHARS): TEXT less every one of CHARS
+_rest = $(if $(2),$(call _rest,$(subst $(firstword $(2)),,$(1)),$(wordlist 2,999,$(2))),$(1))
+# $(call sh,TEXT): TEXT as one shell word (single-quoted unless it is only safe characters)
+sh = $(if $(call _rest,$(1),$(_SAFE)),'$(subst ','\'',$(1))',$(1))
+# $(call shq,TEXT): TEXT single-quoted, empty or not
+shq = '$(subst ','\'',$(1))'
+# A value given on the command line must not be empty (KERNEL= alone is a slip)
+$(foreach v,$(filter-out BENCH_NOTE,$(_GIVEN)),$(if $(strip $($(v))),,\
+	$(error $(v)= is empty: give a value, or leave $(v)= out)))
+# The variables each target takes beyond KERNEL=/TREE= (the others are refused)
+TARGET_VARS_audit := FRESH
+TARGET_VARS_patches := SUBSYS ID VERIFY SIGNOFF
+TARGET_VARS_marking := CHECK EXCLUDE
+TARGET_VARS_boot-test := ARCH SCENARIOS
+TARGET_VARS_full-kernel := CONFIG ARCH BUILD MODULES BOOT
+TARGET_VARS_triage := LOG AUDIT JSON OUT
+TARGET_VARS_bench := RUNS KERNEL_RUNS PARTS BENCH_MS BENCH_NOTE
+TARGET_VARS_test := $(TARGET_VARS_boot-test)
+# Targets that work on no tree: KERNEL= and TREE= are refused there
+NO_TREE_TARGETS := setup clean distclean
+_GOALS := $(or $(MAKECMDGOALS),help)
+_TAKEN := KERNEL TREE $(foreach g,$(_GOALS),$(TARGET_VARS_$(g)))
+_TAKEN := $(if $(filter $(NO_TREE_TARGETS),$(_GOALS)),$(filter-out KERNEL TREE,$(_TAKEN)),$(_TAKEN))
+_TAKES = $(if $(_TAKEN),it takes $(_TAKEN:%=%=),it works on the trees make setup unpacks)
+ifeq ($(filter help,$(_GOALS)),)
+$(foreach v,$(filter-out WORK TARBALLS JOBS $(_TAKEN),$(_GIVEN)),\
+	$(error $(v)=$($(v)): make $(_GOALS) does not use $(v)= ($(_TAKES))))
+endif
+# $(call yesno,VAR): VAR is 1/yes, 0/no or not given; anything else stops make
+yesno = $(if $(filter-out 0 1 no yes,$($(1))),$(error $(1)=$($(1)): give $(1)=1 (or yes) or \
+	$(1)=0 (or no)))
+# $(call oneof,VAR,VALUES): VAR is one of VALUES or not given
+oneof = $(if $(filter-out $(2),$($(1))),$(error $(1)=$($(1)): give one of $(2)))
+# $(call number,VAR): VAR is a positive whole number or not given
+number = $(if $($(1)),$(if $(call _rest,$($(1)),0 1 2 3 4 5 6 7 8 9)$(filter 0 00 000,$($(1))),\
+	$(error $(1)=$($(1)): give a positive whole number)))
+$(call number,JOBS)
+
 WORK ?= $(CURDIR)/work
 # The trees `make setup` unpacks, one per Debian linux-source-<version> package;
 # each has its series in kernel-patches/<version>/ and its audit in reports/.
@@ -18,12 +72,18 @@ TREES := 6.1 6.12
 PRISTINE := $(WORK)/linux-6.1
 TARBALLS ?= /usr/src
 ifdef TREE
-ifeq ($(filter $(TREE),$(TREES)),)
+ifneq ($(filter-out $(TREES),$(TREE))$(word 2,$(TREE)),)
 $(error TREE=$(TREE): make setup unpacks no such tree (trees: $(TREES)))
+endif
+ifneq ($(filter KERNEL,$(_GIVEN) $(_FROM_ENV)),)
+$(error TREE=$(TREE) and KERNEL=$(KERNEL): give one of them)
 endif
 KERNEL ?= $(WORK)/linux-$(TREE)
 endif
 KERNEL ?= $(PRISTINE)
+# KERNEL= or TREE= given: the targets that default to the committed reports
+# (evaluate, triage) take the tree's instead
+KERNEL_GIVEN := $(if $(TREE)$(filter KERNEL,$(_GIVEN) $(_FROM_ENV)),1)
 
 # The cross compilers of classify/arches.py: a file x86_64 allmodconfig leaves out
 # is verified on an architecture that builds it.  On Debian 12 they cost 220 MB of
@@ -46,14 +106,16 @@ ifdef JOBS
 export SEM2MUTEX_JOBS := $(JOBS)
 endif
 
-PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(KERNEL)
+PREFLIGHT = $(PYTHON) -m classify.preflight --target $@ --kernel $(call sh,$(KERNEL))
+K = --kernel $(call sh,$(KERNEL))
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
 .PHONY: help setup check test audit evaluate patches reports marking boot-test bitcheck triage \
 	full-kernel bench clean distclean
 
 help:
-	@echo "sem2mutex targets (all take KERNEL=/path/to/kernel/tree, or TREE=6.1|6.12):"
+	@echo "sem2mutex targets (all but setup, clean and distclean take KERNEL=/path/to/kernel/tree,"
+	@echo "or TREE=6.1|6.12; a variable a target does not take, or a bad value, stops make):"
 	@echo "  setup      install the Debian packages, unpack the 6.1 and 6.12 trees (idempotent)"
 	@echo "  check      the fast tests (seconds)"
 	@echo "  test       everything CI runs: check, then the kernel build and boot tests"
@@ -92,10 +154,10 @@ setup:
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q \
 			--no-install-recommends $$missing; \
 	fi
-	@sh qemu/busybox-arch.sh arm64 $(ARM64_BUSYBOX)
+	@sh qemu/busybox-arch.sh arm64 $(call sh,$(ARM64_BUSYBOX))
 	@for v in $(TREES); do \
-		$(PYTHON) -m classify.tree prepare --tarball $(TARBALLS)/linux-source-$$v.tar.xz \
-			--dest $(WORK)/linux-$$v || exit 1; done
+		$(PYTHON) -m classify.tree prepare --tarball $(call sh,$(TARBALLS))/linux-source-$$v.tar.xz \
+			--dest $(call sh,$(WORK))/linux-$$v || exit 1; done
 	@$(PREFLIGHT) spatch sparse qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio git perl \
 		qemu-system-aarch64 aarch64-linux-gnu-gcc
 
@@ -117,12 +179,14 @@ test: check
 
 audit:
 	@$(PREFLIGHT) spatch
-	$(PYTHON) -m classify audit --kernel $(KERNEL) $(if $(FRESH),--fresh)
+	$(PYTHON) -m classify audit $(K)$(if $(filter 1 yes,$(call yesno,FRESH)$(FRESH)), --fresh)
 
-# The committed audit against the hand-labelled truth file of the same version:
-# exit 1 when a mutex/completion verdict contradicts a label.
+# The committed audit against the hand-labelled truth file of the same version
+# (KERNEL=/TREE=: the audit `make audit` wrote for that tree, against the labels of
+# its version): exit 1 when a mutex/completion verdict contradicts a label, 2 when
+# there is no audit or no labels for the version.
 evaluate:
-	$(PYTHON) -m classify.evaluate
+	$(PYTHON) -m classify.evaluate$(if $(KERNEL_GIVEN), $(K))
 
 # SUBSYS=<path prefix> and/or ID=<semaphore id> choose (default: every mutex and
 # completion semaphore); VERIFY=0 skips git am / build / sparse / checkpatch;
@@ -132,16 +196,17 @@ evaluate:
 # Exit status: 0 when at least one patch was made, 1 when nothing could be done.
 patches:
 	@$(PREFLIGHT) spatch sparse
-	$(PYTHON) -m classify patches --kernel $(KERNEL)$(PATCHES_ARGS)
+	$(PYTHON) -m classify patches $(K)$(PATCHES_ARGS)
 
-PATCHES_ARGS = $(if $(SUBSYS), --subsys $(SUBSYS))$(foreach i,$(ID), --id $(i))$(if \
+PATCHES_ARGS = $(call yesno,VERIFY)$(call yesno,SIGNOFF)$(if $(SUBSYS), --subsys \
+	$(call sh,$(SUBSYS)))$(if $(ID), $(foreach i,$(ID),--id $(call sh,$(i))))$(if \
 	$(filter 0 no,$(VERIFY)), --no-verify)$(if $(filter 0 no,$(SIGNOFF)), --no-signoff)
 
 # The status `make patches` recorded (work/patches/patches.json) into
 # reports/linux-<version>/patches.json, and the audit report re-rendered with it.
 reports:
 	@$(PREFLIGHT)
-	$(PYTHON) -m classify patches --kernel $(KERNEL) --record
+	$(PYTHON) -m classify patches $(K) --record
 
 # The series' arch_semaphore marking, generated from reports/linux-<version>/audit.json:
 # CHECK=1 then compiles the files it is about with DEBUG_MUTEX_FULL on allmodconfig
@@ -150,44 +215,49 @@ reports:
 # EXCLUDE=<id> leaves a counting semaphore unmarked (a challenge boot).
 marking:
 	@$(PREFLIGHT) spatch
-	$(PYTHON) -m classify marking --kernel $(KERNEL)$(if $(filter 1 yes,$(CHECK)), \
-		--check)$(if $(filter only,$(CHECK)), --check-only)$(foreach i,$(EXCLUDE), --exclude $(i))
+	$(PYTHON) -m classify marking $(K)$(call oneof,CHECK,0 1 no yes only)$(if \
+		$(filter 1 yes,$(CHECK)), --check)$(if $(filter only,$(CHECK)), \
+		--check-only)$(if $(EXCLUDE), $(foreach \
+		i,$(EXCLUDE),--exclude $(call sh,$(i))))
 
 # SCENARIOS=runtime: the exercised set (qemu/runtime.py), trust and challenge kernels,
 # and reports/linux-<version>/runtime.json for `make audit`.  ARCH=arm64: the standard
 # set on qemu-system-aarch64 -M virt (aarch64-linux-gnu-gcc), logs in work/boots/arm64.
 BOOT_ARCH = $(or $(ARCH),x86_64)
 boot-test:
-	@$(PREFLIGHT) --free-gib 4 $(if $(filter arm64,$(ARCH)),qemu-system-aarch64 \
-		aarch64-linux-gnu-gcc,qemu-system-x86_64 busybox gcc) ccache make flex bison bc cpio
-	$(PYTHON) -m qemu boot-test --kernel $(KERNEL) --arch $(BOOT_ARCH)$(if $(SCENARIOS), \
-		--set $(SCENARIOS))
+	@$(call oneof,ARCH,x86_64 arm64)$(PREFLIGHT) --free-gib 4 $(if $(filter arm64,$(ARCH)), \
+		qemu-system-aarch64 aarch64-linux-gnu-gcc,qemu-system-x86_64 busybox gcc) ccache \
+		make flex bison bc cpio
+	$(PYTHON) -m qemu boot-test $(K) --arch $(BOOT_ARCH)$(if $(SCENARIOS), \
+		--set $(call sh,$(SCENARIOS)))
 
 # CONFIG=<your .config> (required; only read).  ARCH= (default: the config's own),
 # BUILD=0 stops after the merge and its check, MODULES=1 builds the modules too,
 # BOOT=1 boots the image in QEMU to the sem2mutex initramfs.  The O= directory,
 # work/build/full-<arch>, is kept: a second run is incremental.
 full-kernel:
-	@if [ -z "$(CONFIG)" ]; then echo "make full-kernel: error: give CONFIG=<your .config>" \
-		>&2; exit 2; fi
-	@$(PREFLIGHT) --free-gib 8 ccache make flex bison bc $(if $(filter arm64,$(ARCH)), \
-		aarch64-linux-gnu-gcc,gcc)
-	$(PYTHON) -m qemu full-kernel $(abspath $(CONFIG)) --kernel $(KERNEL)$(if $(ARCH), \
+	@$(if $(CONFIG),,echo "make full-kernel: error: give CONFIG=<your .config>" >&2; exit 2)
+	@$(call oneof,ARCH,x86_64 arm64)$(call yesno,BUILD)$(call yesno,MODULES)$(call \
+		yesno,BOOT)$(PREFLIGHT) --free-gib 8 ccache make flex bison bc $(if \
+		$(filter arm64,$(ARCH)),aarch64-linux-gnu-gcc,gcc)
+	$(PYTHON) -m qemu full-kernel $(call sh,$(CONFIG)) $(K)$(if $(ARCH), \
 		--arch $(ARCH))$(if $(filter 0 no,$(BUILD)), --no-build)$(if $(filter 1 yes,$(MODULES)), \
 		--modules)$(if $(filter 1 yes,$(BOOT)), --boot)
 
 bitcheck:
 	@$(PREFLIGHT) --free-gib 4 ccache gcc make flex bison bc
-	$(PYTHON) -m qemu bitcheck --kernel $(KERNEL)
+	$(PYTHON) -m qemu bitcheck $(K)
 
-# LOG=<console log or dmesg> (required); AUDIT=<audit.json> (default: the committed
-# audit of the log's kernel version); JSON=1 for machines; OUT=<file> writes the boot's
-# runtime record (runtime.json format).  Exit 1 when the log cannot be read.
+# LOG=<console log or dmesg> (required); AUDIT=<audit.json> (default: the audit of
+# KERNEL=/TREE=, the one `make audit` wrote for it, else the committed audit of the
+# log's kernel version; the log must be of the audit's version); JSON=1 for machines;
+# OUT=<file> writes the boot's runtime record (runtime.json format; never under
+# reports/ or kernel-patches/).  Exit 2 when an input is not what it is given as.
 triage:
-	@if [ -z "$(LOG)" ]; then echo "make triage: error: give LOG=<console log or dmesg>" >&2; \
-		exit 2; fi
-	$(PYTHON) -m qemu triage $(LOG)$(if $(AUDIT), --audit $(AUDIT))$(if $(filter 1 yes,$(JSON)), \
-		--json)$(if $(OUT), --record $(OUT))
+	@$(if $(LOG),,echo "make triage: error: give LOG=<console log or dmesg>" >&2; exit 2)
+	$(PYTHON) -m qemu triage $(call sh,$(LOG))$(call yesno,JSON)$(if $(KERNEL_GIVEN), \
+		$(K))$(if $(AUDIT), --audit $(call sh,$(AUDIT)))$(if $(filter 1 yes,$(JSON)), \
+		--json)$(if $(OUT), --record $(call sh,$(OUT)))
 
 # make bench: everything, about an hour on 2 idle cores (cold kernel builds and one
 # whole-tree spatch run dominate).  PARTS=boots,audit,spatch,kernel,text,boottest,verify
@@ -203,17 +273,19 @@ PARTS ?= boots,audit,spatch,kernel,text,boottest
 BENCH_MS ?= 1000
 BENCH_NOTE ?=
 bench:
-	@$(PREFLIGHT) --free-gib 4 spatch qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio size
-	$(PYTHON) -m qemu.bench --kernel $(KERNEL) --runs $(RUNS) --parts $(PARTS) \
-		--ms $(BENCH_MS) --kernel-runs $(KERNEL_RUNS) --note "$(BENCH_NOTE)" \
+	@$(call number,RUNS)$(call number,KERNEL_RUNS)$(call number,BENCH_MS)$(PREFLIGHT) \
+		--free-gib 4 spatch qemu-system-x86_64 busybox ccache gcc make flex bison bc cpio size
+	$(PYTHON) -m qemu.bench $(K) --runs $(RUNS) --parts $(call sh,$(PARTS)) \
+		--ms $(BENCH_MS) --kernel-runs $(KERNEL_RUNS) --note $(call shq,$(BENCH_NOTE)) \
 		--out $(CURDIR)/reports/bench.json --svg $(CURDIR)/reports/bench.svg \
 		--md $(CURDIR)/reports/bench.md
 
+W = $(call sh,$(WORK))
 clean:
-	rm -rf $(WORK)/build $(WORK)/boots $(WORK)/initramfs $(WORK)/bench $(WORK)/reports
-	rm -rf $(WORK)/trees
-	for v in $(TREES); do if [ -d $(WORK)/linux-$$v/.git ]; then \
-		git -C $(WORK)/linux-$$v worktree prune; fi; done
+	rm -rf $(W)/build $(W)/boots $(W)/initramfs $(W)/bench $(W)/reports
+	rm -rf $(W)/trees
+	for v in $(TREES); do if [ -d $(W)/linux-$$v/.git ]; then \
+		git -C $(W)/linux-$$v worktree prune; fi; done
 
 distclean:
-	rm -rf $(WORK)
+	rm -rf $(W)

@@ -15,7 +15,10 @@ from pathlib import Path
 
 from classify.paths import DEFAULT_CACHE, DEFAULT_KERNEL, PATCHES_DIR, default_out
 from classify.convert.select import PatchError
-from classify.tree import TreeError, check_kernel_tree
+from classify.inputs import USER_ERRORS, OneLineParser, fail, refuse_committed
+from classify.tree import TreeError, check_kernel_tree, missing_dirs
+
+log = logging.getLogger("sem2mutex.audit")
 
 
 def _target(kernel: Path) -> tuple[Path, str]:
@@ -32,7 +35,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from classify.audit import run_audit
     from classify.report import load_patches, load_runtime, write_all
     path, version = _target(args.kernel)
-    out = args.out or default_out(path, version)
+    # reports/ holds the audits of the trees `make setup` unpacks, and only those
+    out = refuse_committed(args.out or default_out(path, version), "--out",
+                           allowed=default_out(path, version))
+    refuse_committed(args.cache, "--cache")
+    _warn_partial(path)
     audit = run_audit(path, args.cache, fresh=args.fresh, jobs=args.jobs,
                       timeout=args.timeout, nice=args.nice, version=version)
     # the patch status `make patches` recorded next to the report, if any
@@ -58,10 +65,25 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warn_partial(path: Path) -> None:
+    """One warning line for a tree that holds only a part of the kernel: its audit is
+    of the files there are."""
+    if path.is_file():
+        return
+    missing = missing_dirs(path)
+    if missing:
+        log.warning("warning: %s is a partial tree: %d top-level director%s its Kbuild "
+                    "builds %s missing (%s): the audit covers only the files present",
+                    path, len(missing), "y" if len(missing) == 1 else "ies",
+                    "is" if len(missing) == 1 else "are",
+                    ", ".join(d + "/" for d in missing))
+
+
 def cmd_census(args: argparse.Namespace) -> int:
     from classify.census import candidate_files, take_census
     from classify.facts import Cache
     path, _ = _target(args.kernel)
+    refuse_committed(args.cache, "--cache")
     cache = Cache(args.cache)
     if path.is_file():
         c = take_census(path.parent, [path.name], cache=cache)
@@ -78,18 +100,32 @@ def cmd_census(args: argparse.Namespace) -> int:
 
 def cmd_patches(args: argparse.Namespace) -> int:
     from classify.convert.cli import run_patches
+    # work/: `make reports` copies the status into reports/ (--record)
+    refuse_committed(args.out, "--out")
+    if args.build_dir:
+        refuse_committed(args.build_dir, "--build-dir")
     return run_patches(args)
 
 
 def cmd_marking(args: argparse.Namespace) -> int:
-    from classify.convert.marking import run_marking
+    from classify.convert.marking import MARKING_NAME, run_marking
+    from classify.inputs import load_audit
+    from classify.versions import series_dir
+    tree = check_kernel_tree(args.kernel)
+    # the marking's job: the 0004 patch of the tree's own series, no other file there
+    if args.out and not args.check_only:
+        refuse_committed(args.out, "--out", allowed=series_dir(tree.path) / MARKING_NAME)
+    if args.build_dir:
+        refuse_committed(args.build_dir, "--build-dir")
+    if args.audit and not args.check_only:
+        load_audit(args.audit, "--audit")
     return run_marking(args)
 
 
 
 
 def _common() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = OneLineParser(add_help=False)
     common.add_argument("--kernel", type=Path, default=DEFAULT_KERNEL,
                         help="kernel tree (or one .c/.h file) to audit "
                              f"(default: {DEFAULT_KERNEL})")
@@ -197,7 +233,7 @@ def _add_marking(sub, common: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python3 -m classify",
         description="Sort every struct semaphore of a kernel tree into the mutex, "
                     "completion, counting or unknown pool.")
@@ -212,9 +248,9 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(name)s: %(message)s")
     try:
         return args.func(args)
-    except (TreeError, PatchError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+    except (*USER_ERRORS, PatchError) as err:
+        # a user's input or a missing prerequisite: one line, exit 2
+        return fail(err)
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

@@ -17,12 +17,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from classify.paths import PROJECT_DIR, REPORTS_DIR
+from classify.inputs import USER_ERRORS, InputError, OneLineParser, fail, load_audit, shown
+from classify.paths import PROJECT_DIR, REPORTS_DIR, default_out
+from classify.tree import check_kernel_tree
 
 TRUTH_DIR = PROJECT_DIR / "classify" / "truth"
 LABELS = ("mutex", "completion", "counting", "unclear")
 CLASSES = ("mutex", "completion", "counting", "unknown")
 CONVERTIBLE = ("mutex", "completion")
+DEFAULT_VERSION = "6.1.192"     # the default tree's (make setup: work/linux-6.1)
 
 
 class TruthError(Exception):
@@ -114,35 +117,73 @@ def render(ev: Evaluation, truth: dict[str, Label]) -> str:
     return "\n".join(out)
 
 
+def labelled_versions() -> list[str]:
+    """The versions classify/truth/ has hand labels for."""
+    return sorted(p.stem.removeprefix("linux-") for p in TRUTH_DIR.glob("linux-*.tsv"))
+
+
+def inputs(args: argparse.Namespace) -> tuple[Path, dict, Path, str]:
+    """(audit.json, its data, truth file, version): those of KERNEL= (the audit
+    `make audit` wrote for it), of --version, or of the audit given (its
+    kernel_version)."""
+    if args.kernel is not None:
+        tree = check_kernel_tree(args.kernel)
+        version = tree.version
+        audit_path = args.audit or default_out(tree.path, version) / "audit.json"
+    elif args.audit is not None:
+        audit_path = args.audit
+        version = args.version or ""
+    else:
+        version = args.version or DEFAULT_VERSION
+        audit_path = REPORTS_DIR / f"linux-{version}" / "audit.json"
+    audit = load_audit(audit_path, "audit")
+    version = version or audit["kernel_version"]
+    if audit["kernel_version"] != version:
+        raise InputError(f"audit {audit_path}: an audit of Linux "
+                         f"{audit['kernel_version']}, not of Linux {version}")
+    truth_path = args.truth or TRUTH_DIR / f"linux-{version}.tsv"
+    if not truth_path.is_file():
+        raise InputError(f"Linux {version}: no hand labels to evaluate the audit against "
+                         f"({shown(truth_path)} does not exist; labelled: "
+                         f"{', '.join(labelled_versions()) or 'none'})")
+    return audit_path, audit, truth_path, version
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python3 -m classify.evaluate",
         description="The audit against the truth file: confusion matrix, precision and "
                     "recall of the convertible pools, and every disagreement.  Exit "
-                    "status 0, or 1 when a mutex/completion verdict contradicts a label.")
-    parser.add_argument("--version", default="6.1.192", help="kernel version (default: "
-                        "%(default)s): reports/linux-V/audit.json, classify/truth/linux-V.tsv")
+                    "status 0, 1 when a mutex/completion verdict contradicts a label, "
+                    "2 for bad input (no audit, no labels for the version).")
+    parser.add_argument("--kernel", type=Path, help="a kernel tree (make's KERNEL=, "
+                        "TREE=): the audit `make audit` wrote for it, against the labels "
+                        "of its version")
+    parser.add_argument("--version", default=None, help=f"kernel version (default: "
+                        f"{DEFAULT_VERSION}): reports/linux-V/audit.json, "
+                        "classify/truth/linux-V.tsv")
     parser.add_argument("--audit", type=Path, help="audit.json to evaluate")
     parser.add_argument("--truth", type=Path, help="truth file (TSV)")
     parser.add_argument("--json", action="store_true", help="the figures as JSON")
     args = parser.parse_args(argv)
-    audit_path = args.audit or REPORTS_DIR / f"linux-{args.version}" / "audit.json"
-    truth_path = args.truth or TRUTH_DIR / f"linux-{args.version}.tsv"
     try:
-        audit = json.loads(audit_path.read_text())
+        audit_path, audit, truth_path, version = inputs(args)
         truth = load_truth(truth_path)
         ev = evaluate(audit, truth)
-    except (OSError, ValueError, KeyError, TruthError) as err:
-        print(f"evaluate: error: {err}", file=sys.stderr)
-        return 2
+    except (*USER_ERRORS, OSError, ValueError, KeyError, TruthError) as err:
+        return fail(err, "evaluate: error: ")
     if args.json:
-        print(json.dumps({"matrix": ev.matrix, "recall": round(ev.recall, 3),
+        print(json.dumps({"kernel_version": version, "audit": shown(audit_path),
+                          "truth": shown(truth_path),
+                          "matrix": ev.matrix, "recall": round(ev.recall, 3),
                           "precision": round(ev.precision, 3),
                           "convertible": ev.convertible, "found": ev.true_positive,
                           "wrong_conversions": ev.wrong_conversions,
                           "disagreements": [list(d) for d in ev.disagreements]},
                          indent=1, sort_keys=True))
     else:
+        print(f"evaluate: Linux {version}: {shown(audit_path)} against the hand labels "
+              f"of {shown(truth_path)}")
         print(render(ev, truth))
     return 1 if ev.wrong_conversions else 0
 

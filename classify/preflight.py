@@ -1,18 +1,18 @@
 """Preflight checks run before every make target: is the tree there, is it a kernel
 tree, are the tools installed, is there room on the disk.
 
-Each failure is one line saying what is missing and how to get it, and a non-zero
-exit, so that no stage starts on something it cannot finish.
+Each failure is one line saying what is missing and how to get it, and exit status
+2, so that no stage starts on something it cannot finish.
 """
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 from pathlib import Path
 
 from classify.arches import ARCHES
+from classify.inputs import OneLineParser, fail
 from classify.tree import KernelTree, TreeError, check_kernel_tree, require_free_space
 
 # The command each stage runs, and the Debian package that provides it.
@@ -56,7 +56,7 @@ def preflight(kernel: Path, tools: list[str], free_bytes: int = 0) -> KernelTree
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python3 -m classify.preflight",
         description="Check that a make target has its kernel tree, tools and disk.")
     parser.add_argument("--kernel", type=Path, required=True,
@@ -69,8 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         tree = preflight(args.kernel, args.tools, args.free_gib << 30)
     except TreeError as err:
-        print(f"make {args.target}: error: {err}", file=sys.stderr)
-        return 1
+        return fail(err, f"make {args.target}: error: ")
     print(f"make {args.target}: KERNEL={tree.path} (Linux {tree.version})")
     return 0
 

@@ -85,6 +85,36 @@ def check_kernel_tree(path: Path) -> KernelTree:
     return KernelTree(path=path.resolve(), version=version)
 
 
+# The top-level directories every release since 2.6.26 builds, for a tree whose
+# Kbuild and Makefile name none (the tree's own list is read first).
+RELEASE_DIRS = ("block", "crypto", "drivers", "fs", "init", "ipc", "kernel", "lib", "mm",
+                "net", "security", "sound", "virt")
+_KBUILD_DIRS = re.compile(r"^(?:obj|core|drivers|libs|net|virt|init)-[\w$()]*\s*[:+]?="
+                          r"((?:[^\n\\]|\\\n)*)", re.M)
+
+
+def release_dirs(path: Path) -> list[str]:
+    """The top-level directories the tree's top Kbuild and Makefile build (obj-y +=
+    kernel/, core-y += mm/, ...), or RELEASE_DIRS when they name none."""
+    found: set[str] = set()
+    for name in ("Kbuild", "Makefile"):
+        try:
+            text = (path / name).read_text(errors="replace")
+        except OSError:
+            continue
+        for m in _KBUILD_DIRS.finditer(text):
+            found |= {w[:-1] for w in m.group(1).split()
+                      if re.fullmatch(r"[a-z_]+/", w) and w != "arch/"}
+    return sorted(found or RELEASE_DIRS)
+
+
+def missing_dirs(path: Path) -> list[str]:
+    """The top-level directories of release_dirs() that the tree lacks (no Makefile or
+    Kbuild in them): a tree that holds only a part of the kernel."""
+    return [d for d in release_dirs(path)
+            if not ((path / d / "Makefile").is_file() or (path / d / "Kbuild").is_file())]
+
+
 def git(tree: Path, *args: str, env: dict[str, str] | None = None) -> str:
     result = subprocess.run(["git", "-C", str(tree), *args], capture_output=True,
                             text=True, env={**os.environ, **(env or {})})
@@ -273,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     except TreeError as err:
         print(f"error: {err}", file=sys.stderr)
-        return 1
+        return 2
     print(f"{tree.path}: Linux {tree.version}")
     return 0
 

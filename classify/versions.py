@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             print(tree_for(args.version))
     except TreeError as err:
         print(f"error: {err}", file=sys.stderr)
-        return 1
+        return 2
     return 0
 
 

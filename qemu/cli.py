@@ -7,8 +7,8 @@ import logging
 import sys
 from pathlib import Path
 
-from classify.tree import TreeError
-from qemu import bitcheck, fullcli, parse, triage
+from classify.inputs import USER_ERRORS, OneLineParser, fail
+from qemu import bitcheck, fullcli, inputs, parse, triage
 from qemu.boot import BOOTS_DIR, boot_test, build_kernel, summary
 from qemu.build import build_dir_for
 from qemu.common import DEFAULT_KERNEL, dumps
@@ -44,7 +44,7 @@ def fixture_header(parsed: parse.ParsedLog, source: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python3 -m qemu", description=__doc__)
+    p = OneLineParser(prog="python3 -m qemu", description=__doc__)
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = p.add_subparsers(dest="cmd", required=True)
 
@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("log", type=Path)
     sp.add_argument("--body", action="store_true", help="keep each report's raw lines")
     triage.add_parser(sub)
+    inputs.add_triage_kernel(sub.choices["triage"])
     fullcli.add_parser(sub)
     sp = sub.add_parser("fixture", help="save a boot log as a parser test fixture: header "
                         "(TITLE/KIND/ALSO/LOCKS/TASK from the parse, review it!) + raw log")
@@ -115,8 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="qemu: %(message)s", stream=sys.stderr)
     try:
+        inputs.check_command(args)
         return _dispatch(args)
-    except (TreeError, FileNotFoundError) as err:
+    except USER_ERRORS as err:
+        return fail(err, f"{args.cmd}: error: ")
+    except FileNotFoundError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
 

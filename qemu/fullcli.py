@@ -9,15 +9,20 @@ Exit status: 0 when the kernel was configured (BUILD=0) or built (and booted, wi
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
+from classify.inputs import fail
+from classify.kbuild import config_values, parse_config_text
 from qemu import parse
 from qemu.arch import ARCHES
 from qemu.common import DEFAULT_KERNEL, WORK_DIR
-from qemu.fullkernel import FullKernelRequest, FullKernelResult, FullStatus, full_kernel
+from qemu.config import load_fragment, merge_fragments
+from qemu.fullkernel import (FRAGMENTS, FullKernelRequest, FullKernelResult, FullStatus,
+                             full_kernel)
 from qemu.rootfs import InitramfsStatus, make_initramfs, request_for
 from qemu.run import RunRequest, RunStatus, base_cmdline, run_qemu
-from qemu.userconfig import check_lines
+from qemu.userconfig import check_lines, unknown_line, unknown_options
 
 BOOT_SCENARIO = "full-kernel"
 
@@ -47,15 +52,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     res = full_kernel(FullKernelRequest(args.config, args.kernel, args.arch,
                                         not args.no_build, args.modules, args.build_dir))
+    if res.status is FullStatus.REFUSED:
+        # the input (CONFIG=, ARCH=): one line, classify.inputs' error path
+        return fail("; ".join(res.errors), "full-kernel: error: ")
     for line in result_lines(res):
         print(line)
-    if res.status is FullStatus.REFUSED:
-        return 2
+    if warning := unknown_warning(args.config, res):
+        print(f"full-kernel: warning: {warning}", file=sys.stderr)
     if res.status is FullStatus.FAILURE or res.status is FullStatus.DROPPED:
         return 1
     if args.boot and res.image is not None:
         return boot(res, args.timeout, args.memory)
     return 0
+
+
+def unknown_warning(config: Path, res: FullKernelResult) -> str:
+    """The options of the user's config that this tree does not know (olddefconfig
+    drops them without a word), in one line; "" when there are none."""
+    if res.build_dir is None or not (res.build_dir / ".config").is_file():
+        return ""
+    options = parse_config_text(config.read_text(errors="replace"))
+    requested = merge_fragments([load_fragment(f, arch=res.arch) for f in FRAGMENTS])
+    unknown = unknown_options(options, config_values(res.build_dir / ".config"), requested)
+    return unknown_line(unknown, options, str(config))
 
 
 def result_lines(res: FullKernelResult) -> list[str]:

@@ -68,12 +68,42 @@ class Check:
         return not self.dropped
 
 
+_CONFIG_LINE = re.compile(r"^(?:CONFIG_[A-Za-z0-9_]+=.*|#.*|)$")
+
+
 def read_user_config(text: str, name: str) -> dict[str, str]:
-    """The options of a .config; UserConfigError when there are none."""
+    """The options of a .config; UserConfigError when there are none, or when a line
+    is none of what a .config holds (an option, a comment, a blank line): olddefconfig
+    would drop it without a word."""
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not _CONFIG_LINE.match(line):
+            raise UserConfigError(f"{name}: line {n} is not a .config line "
+                                  f"({line[:60]!r}): not a kernel .config")
     options = parse_config_text(text)
     if not any(v != "n" for v in options.values()):
         raise UserConfigError(f"{name}: no CONFIG_ option set in it: not a kernel .config")
     return options
+
+
+def unknown_options(options: dict[str, str], values: dict[str, str],
+                    requested: dict[str, str]) -> list[str]:
+    """The options the user's config sets that are not in .config after olddefconfig
+    at all (not even "is not set"): symbols this tree's Kconfig does not define.  The
+    request's own are checked apart (check_options)."""
+    return sorted(s for s, v in options.items()
+                  if v != "n" and s not in requested and s not in values)
+
+
+def unknown_line(unknown: list[str], options: dict[str, str], name: str) -> str:
+    """The warning about them, or "" when there are none."""
+    if not unknown:
+        return ""
+    set_ = sum(v != "n" for v in options.values())
+    return (f"{name}: {len(unknown)} of its {set_} options are unknown to this tree's "
+            f"Kconfig and were dropped: {', '.join(unknown[:8])}"
+            + (f" (+{len(unknown) - 8} more)" if len(unknown) > 8 else "")
+            + " (a config of another kernel version, or not a .config?)")
 
 
 def config_arch(options: dict[str, str]) -> str:

@@ -50,7 +50,7 @@ def test_a_tree_of_another_version_is_refused_naming_the_versions(tmp_path):
                               "(series there: 6.1, 6.12)")
     res = subprocess.run([sys.executable, "-m", "classify.versions", "series", str(kernel)],
                          cwd=PROJECT_DIR, capture_output=True, text=True)
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "series there: 6.1, 6.12" in res.stderr
 
 

@@ -1,6 +1,7 @@
 """Which files of a tree name some identifiers: one `git grep` for a batch of names
 (a whole-word PCRE alternation shaped as a trie, much faster than many -e), with
-`--no-index` on a tree git does not track.  The answer is cached under the commit
+`--no-index` on a tree git does not track; in a git tree, the files it does not track
+yet (and does not ignore) are searched too.  The answer is cached under the commit
 of a clean git tree (a tree with local changes is grepped every time).
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import subprocess
 import tempfile
@@ -40,16 +42,29 @@ def word_trie(names: list[str]) -> str:
 
 
 def tree_key(root: Path) -> str:
-    """The commit of a clean git tree, "" otherwise."""
+    """The commit of a clean git tree, "" otherwise: a file changed, or one git does
+    not track yet (and does not ignore), makes it a tree with local changes.  The
+    tree is only read (--no-optional-locks: git status does not refresh its index)."""
     if not (root / ".git").exists():
         return ""
     head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
                           capture_output=True, text=True)
-    status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "-uno"],
-                            capture_output=True, text=True)
+    status = subprocess.run(["git", "--no-optional-locks", "-C", str(root), "status",
+                             "--porcelain"], capture_output=True, text=True)
     if head.returncode or status.returncode or status.stdout.strip():
         return ""
     return head.stdout.strip()
+
+
+def untracked(root: Path, pathspec: tuple[str, ...] = ("*.c", "*.h")) -> list[str]:
+    """The files of a git tree that git does not track yet and does not ignore (a
+    maintainer's new files), relative: `git grep` searches only the tracked ones."""
+    res = subprocess.run(["git", "--no-optional-locks", "-C", str(root), "ls-files", "-z",
+                          "--others", "--exclude-standard", "--", *pathspec],
+                         capture_output=True)
+    if res.returncode != 0:
+        return []
+    return sorted(os.fsdecode(p) for p in res.stdout.split(b"\0") if p)
 
 
 def grep_names(root: Path, names: list[str], cache=None,
@@ -83,15 +98,23 @@ def _run_grep(root: Path, names: list[str], pathspec: tuple[str, ...]) -> dict[s
         pat.write(word_trie(names) + "\n")
         pat.flush()
         cmd = ["git", "-C", str(root), "grep", "-I", "-o", "-z", "-P", "-f", pat.name]
-        if not (root / ".git").exists():
-            cmd.insert(3, "--no-index")
+        has_git = (root / ".git").exists()
+        if not has_git:
+            cmd.insert(4, "--no-index")
         res = subprocess.run(cmd + ["--", *pathspec], capture_output=True,
                              text=True, errors="surrogateescape")
+        out = res.stdout
+        # the files git does not track yet, as they are (--no-index: by their names)
+        new = untracked(root, pathspec) if has_git and res.returncode in (0, 1) else []
+        for i in range(0, len(new), 500):
+            more = subprocess.run(cmd[:4] + ["--no-index"] + cmd[4:] + ["--", *new[i:i + 500]],
+                                  capture_output=True, text=True, errors="surrogateescape")
+            out += more.stdout if more.returncode in (0, 1) else ""
     if res.returncode not in (0, 1):
         log.warning("git grep failed in %s: %s", root, res.stderr.strip()[:200])
         return {}
     hits: dict[str, set[str]] = {}
-    for line in res.stdout.splitlines():
+    for line in out.splitlines():
         path, _, name = line.partition("\0")
         # -z ends the line number field with NUL too when -n is given; not here
         hits.setdefault(name, set()).add(path)

@@ -1,6 +1,8 @@
 """The prefilter: the files of a tree that can declare or use a semaphore, found
 with `git grep`, or `git grep --no-index` on a tree git does not track (a copy, an
-unpacked tarball): the same files either way, in seconds.
+unpacked tarball): the same files either way, in seconds.  In a git tree, the files
+git does not track yet (a maintainer's new driver) are read too, as they are; those
+it ignores are left out, and named in a warning.
 
 A tree with a .git where git tracks no file (`git init` and nothing added) would
 give no file at all: it is refused in one line rather than audited as empty.
@@ -15,7 +17,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from classify.census.grep import tree_key
+from classify.census.grep import tree_key, untracked
 from classify.tree import TreeError
 
 log = logging.getLogger("sem2mutex.census")
@@ -35,7 +37,9 @@ EXCLUDE_FILES = ("include/linux/semaphore.h", "kernel/locking/semaphore.c")
 
 def _git_grep(root: Path, no_index: bool) -> subprocess.CompletedProcess:
     # --no-index: every file, the ones a .gitignore names included (as `git add -f`
-    # records them in the pristine trees), dot directories left out as git does
+    # records them in the pristine trees), dot directories left out as git does;
+    # a git tree: its tracked files as they are in the work tree (new_users() adds
+    # those it does not track yet, ignored_users() names those it ignores)
     opts = ["--no-index", "--no-exclude-standard"] if no_index else []
     skip = [f":!{p.rstrip('/')}" for p in EXCLUDE_PREFIXES]
     if no_index:
@@ -51,13 +55,50 @@ def tracks_nothing(root: Path) -> bool:
     return res.returncode == 0 and not res.stdout.strip()
 
 
+def users(root: Path, files: list[str]) -> list[str]:
+    """Those of files (relative) that mention the semaphore API, as `git grep -l -I`
+    finds them: symlinks and binary files are not."""
+    rx = re.compile(PREFILTER.encode())
+    out = []
+    for rel in files:
+        if rel.startswith(EXCLUDE_PREFIXES) or rel in EXCLUDE_FILES or \
+                os.path.islink(root / rel):
+            continue
+        try:
+            data = (root / rel).read_bytes()
+        except OSError:
+            continue
+        if b"\0" not in data[:8000] and rx.search(data):
+            out.append(rel)
+    return out
+
+
+def ignored_users(root: Path) -> list[str]:
+    """The .c and .h files of a git tree that git ignores and does not track, and that
+    mention the semaphore API: the census leaves them out (generated files, mostly)."""
+    res = subprocess.run(["git", "--no-optional-locks", "-C", str(root), "ls-files", "-z",
+                          "--others", "--ignored", "--exclude-standard", "--", "*.c", "*.h"],
+                         capture_output=True)
+    if res.returncode != 0:
+        return []
+    return users(root, sorted(os.fsdecode(p) for p in res.stdout.split(b"\0") if p))
+
+
 def candidate_files(root: Path, cache=None) -> list[str]:
     """Files (relative paths) that can declare or use a semaphore.  cache:
     get(key)/put(key, value); the answer for a clean git tree is kept under its
-    commit (the grep is most of a warm audit's time)."""
+    commit (the grep is most of a warm audit's time).  A file git ignores is left
+    out, and named in a warning."""
     root = Path(root)
     if root.is_file():
         return [root.name]
+    if (root / ".git").exists():
+        left_out = ignored_users(root)
+        if left_out:
+            log.warning("warning: %d file(s) that git ignores mention the semaphore API "
+                        "and are left out of the audit: %s%s (git add -f them to audit "
+                        "them)", len(left_out), ", ".join(left_out[:10]),
+                        f" (+{len(left_out) - 10} more)" if len(left_out) > 10 else "")
     tree = tree_key(root) if cache is not None else ""
     key = "prefilter-" + hashlib.sha256("\0".join(
         [tree, PREFILTER, *EXCLUDE_PREFIXES, *EXCLUDE_FILES]).encode()).hexdigest()
@@ -78,7 +119,7 @@ def _grep_tree(root: Path) -> list[str]:
                         "files as they are")
     res = _git_grep(root, no_index=not has_git)
     if res.returncode in (0, 1):
-        files = res.stdout.splitlines()
+        files = res.stdout.splitlines() + (users(root, untracked(root)) if has_git else [])
     else:  # git cannot read it (a broken .git): walk it
         log.warning("git grep failed in %s (%s), walking the tree", root,
                     res.stderr.strip()[:200])

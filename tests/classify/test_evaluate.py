@@ -12,8 +12,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def audit(*pairs):
-    return {"semaphores": [{"id": i, "class": c, "reasons": [f"because {c}"]}
-                           for i, c in pairs]}
+    return {"schema": "sem2mutex-audit-1", "kernel_version": "6.1.192",
+            "semaphores": [{"id": i, "class": c, "reasons": [f"because {c}"],
+                            "declared": {"path": "f.c", "line": 1}} for i, c in pairs]}
 
 
 def truth(*pairs):

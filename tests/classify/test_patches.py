@@ -359,7 +359,7 @@ def test_generated_patch_applies_with_git_am(tmp_path, monkeypatch):
     assert why and "patch" in why.lower()
 
 
-def test_cli_unknown_id_only_is_a_clear_failure(tmp_path):
+def test_cli_unknown_id_is_refused_in_one_line(tmp_path):
     kernel = small_tree(tmp_path / "linux")
     audit = tmp_path / "audit.json"
     audit.write_text(json.dumps(small_audit()))
@@ -367,9 +367,10 @@ def test_cli_unknown_id_only_is_a_clear_failure(tmp_path):
                           "--audit", str(audit), "--id", "no/such.c:x", "--out",
                           str(tmp_path / "out"), "--no-verify", "--no-report"],
                          cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert res.returncode == 1, res.stderr
-    assert "no/such.c:x: skipped: no semaphore with this id in the audit" in res.stdout
-    assert "0 patch(es)" in res.stdout
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.count("\n") == 1
+    assert "--id no/such.c:x: no semaphore with this id in " in res.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_cli_missing_audit_and_bad_arguments(tmp_path):
@@ -377,7 +378,7 @@ def test_cli_missing_audit_and_bad_arguments(tmp_path):
     res = subprocess.run([sys.executable, "-m", "classify", "patches", "--kernel", str(kernel),
                           "--audit", str(tmp_path / "none.json"), "--no-report"],
                          cwd=REPO, capture_output=True, text=True, timeout=60)
-    assert res.returncode == 1 and "run `make audit`" in res.stderr
+    assert res.returncode == 2 and "run `make audit`" in res.stderr
     res = subprocess.run([sys.executable, "-m", "classify", "patches", "--bogus"],
                          cwd=REPO, capture_output=True, text=True, timeout=60)
     assert res.returncode == 2

@@ -74,14 +74,14 @@ def test_cli_no_semaphores(tmp_path):
 
 def test_cli_not_a_kernel_tree(tmp_path):
     res = run_cli("audit", "--kernel", str(tmp_path), "--out", str(tmp_path / "out"))
-    assert res.returncode == 1
+    assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "not a kernel tree" in lines[0]
 
 
 def test_cli_missing_path(tmp_path):
     res = run_cli("audit", "--kernel", str(tmp_path / "nope"))
-    assert res.returncode == 1 and res.stderr.count("\n") == 1
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
 
 
 def errors(res) -> list[str]:
@@ -99,7 +99,7 @@ def test_cli_tree_without_semaphore_users(tmp_path):
     (tree / "drivers/a.c").write_text("int main(void) { return 0; }\n")
     res = run_cli("audit", "--kernel", str(tree), "--out", str(tmp_path / "out"),
                   "--cache", str(tmp_path / "cache"))
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert errors(res) == [f"error: {tree}: no struct semaphore found (0 file(s) mention "
                            "the semaphore API): nothing to audit"]
     assert not (tmp_path / "out").exists()
@@ -107,7 +107,7 @@ def test_cli_tree_without_semaphore_users(tmp_path):
     (tree / "drivers/a.c").write_text("void f(void) { up(&x); }\n")
     res = run_cli("audit", "--kernel", str(tree), "--out", str(tmp_path / "out"),
                   "--cache", str(tmp_path / "cache"))
-    assert res.returncode == 1 and "(1 file(s) mention" in res.stderr
+    assert res.returncode == 2 and "(1 file(s) mention" in res.stderr
 
 
 def test_cli_git_tree_that_tracks_nothing_is_refused(tmp_path):
@@ -122,7 +122,7 @@ def test_cli_git_tree_that_tracks_nothing_is_refused(tmp_path):
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
     res = run_cli("audit", "--kernel", str(tree), "--out", str(tmp_path / "out"),
                   "--cache", str(tmp_path / "cache"))
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert [e[:len(f"error: {tree}: git tracks no file here")] for e in errors(res)] == [
         f"error: {tree}: git tracks no file here"]
     # the same tree with its files added is audited (git grep of the index)

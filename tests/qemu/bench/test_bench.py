@@ -13,7 +13,7 @@ def test_summary_is_median_min_max():
 
 
 def test_a_failed_audit_is_not_timed(tmp_path):
-    with pytest.raises(BenchError, match=r"classify audit --kernel .*absent.* failed \(1\)"):
+    with pytest.raises(BenchError, match=r"classify audit --kernel .*absent.* failed \(2\)"):
         time_audit(tmp_path / "absent", tmp_path / "cache", fresh=True)
 
 
