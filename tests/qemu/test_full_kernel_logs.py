@@ -1,7 +1,7 @@
 """The committed boots of `make full-kernel CONFIG=<a defconfig> BOOT=1`
-(reports/linux-<version>/full-kernel/<arch>-defconfig.log) are what qemu/README.md
+(reports/linux-<version>/full-kernel/<arch>-defconfig.log) are what docs/figures.md
 says of them: a DEBUG_MUTEX_FULL kernel that ran /init to its end with no lockdep or
-mutex-debug report, lockdep still on, in the time the README quotes."""
+mutex-debug report, lockdep still on, in the time docs/figures.md quotes."""
 
 import re
 from pathlib import Path
@@ -12,14 +12,14 @@ from qemu import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = sorted(ROOT.glob("reports/linux-*/full-kernel/*-defconfig.log"))
-QEMU_README = (ROOT / "qemu" / "README.md").read_text()
+FIGURES = (ROOT / "docs" / "figures.md").read_text()
 
 
 def quoted(text: str) -> bool:
-    """qemu/README.md gives the time the log's harness line says QEMU ran."""
+    """docs/figures.md gives the time the log's harness line says QEMU ran."""
     m = re.search(r"^s2m-harness: qemu exited with status 0 after ([\d.]+) s$", text, re.M)
     assert m, "the harness line is missing"
-    return f"exited after {m.group(1)} s" in QEMU_README
+    return f"exited after {m.group(1)} s" in FIGURES
 
 
 @pytest.mark.parametrize("log", LOGS, ids=[p.stem for p in LOGS])
@@ -32,9 +32,9 @@ def test_the_defconfig_kernel_booted_clean(log):
 
 
 @pytest.mark.parametrize("log", LOGS, ids=[p.stem for p in LOGS])
-def test_the_readme_quotes_the_boot(log):
+def test_the_figures_quote_the_boot(log):
     arch = log.stem.split("-")[0]
-    assert f"{arch}-defconfig.log" in QEMU_README
+    assert f"{arch}-defconfig.log" in FIGURES
     assert quoted(log.read_text(errors="replace"))
 
 
