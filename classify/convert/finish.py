@@ -29,7 +29,8 @@ from classify.convert.comments import Scope, rewrite_comments, rewrite_messages
 from classify.convert.csource import _line_of, added_lines, function_spans, strip_comments
 from classify.convert.hoist import hoist
 from classify.convert.layout import (LIMIT, HEADERS, add_include, break_long_lines,
-                                     definition_comment, drop_semaphore_h, used_before)
+                                     definition_comment, drop_semaphore_h, semaphore_left,
+                                     used_before)
 from classify.convert.rename import (_SAYS_SEM, WORDS, rename_rule, rename_text,
                                      struct_body, uses_outside)
 from classify.convert.tested import write_mappings_as_if
@@ -65,6 +66,16 @@ def _declaration_line(text: str, changed: set[int], name: str) -> int:
         if n in changed and pat.search(line) and not line.lstrip().startswith("extern"):
             return n
     return 0
+
+
+_DECLARES = {"mutex": re.compile(r"\bstruct\s+mutex\s+\w+\s*;|\bDEFINE_MUTEX\s*\("),
+             "completion": re.compile(r"\bstruct\s+completion\s+\w+\s*;|"
+                                      r"\bDECLARE_COMPLETION\w*\s*\(")}
+
+
+def _declares(text: str, cls: str) -> bool:
+    """The file's code declares a struct mutex / struct completion."""
+    return bool(_DECLARES[cls].search(strip_comments(text)))
 
 
 def _kernel_doc_lines(text: str, tag: str, name: str) -> set[int]:
@@ -233,7 +244,11 @@ def finish(tree: Path, sem: dict, files: list[str], changed_files: list[str]) ->
     changed = diff()
     for rel in changed_files:
         text = _read(tree, rel)
-        if rel == decl_path and not used_before(text, changed[rel], cls):
+        # the declaring file gets the header unless it had it in use; a file
+        # whose <linux/semaphore.h> goes swaps it when it now holds the type
+        swap = re.search(r"^#include\s*<linux/semaphore\.h>", text, re.M) and \
+            not semaphore_left(text) and _declares(text, cls)
+        if (rel == decl_path and not used_before(text, changed[rel], cls)) or swap:
             text = add_include(text, header)
         _write(tree, rel, drop_semaphore_h(text))
     return result

@@ -62,6 +62,19 @@ def definition_comment(text: str, line: int, funcs: list[str], guards: list[str]
         return "\n".join(lines)
     verb, names, what = (("protects", list(guards), "member") if guards else
                          ("serialises", [f"{f}()" for f in funcs], "function"))
+    own = re.fullmatch(r"\s*/\*\s*([^*].*?)\s*\*/\s*", above_line)
+    if own:
+        # the file's comment stays, said again with ours in one block (the
+        # removed line between them hides it from checkpatch; two comments
+        # stacked read worse): "Lock for getting a free block: protects x."
+        indent = m.group(1)
+        said = f"{own.group(1).rstrip('.')}: {verb} {_listed(names, 1 << 10, what)}."
+        words = textwrap.wrap(said, limit - _columns(indent) - 3, break_long_words=False)
+        body = [f"{indent} * {w}" for w in words]
+        if net:
+            body[0] = f"{indent}/* {words[0]}"
+        lines[line - 2:line] = ([] if net else [f"{indent}/*"]) + body + [f"{indent} */", decl]
+        return "\n".join(lines)
     here = limit - _columns(decl.rstrip()) - len(f" /* {verb}  */")
     indent = m.group(1)
     above = limit - _columns(indent) - len(f"/* {verb}  */")

@@ -75,7 +75,7 @@ def functions(sem: dict, ops: tuple[str, ...]) -> list[str]:
     return [f"{f}()" for f in seen]
 
 
-def _some(funcs: list[str], most: int = 5, others: str = "other functions") -> str:
+def _some(funcs: list[str], most: int = 8, others: str = "other functions") -> str:
     if len(funcs) <= most:
         return and_list(funcs)
     return ", ".join(funcs[:most - 1]) + f" and {len(funcs) - most + 1} {others}"
@@ -145,7 +145,7 @@ def context_sentence(sem: dict, ops: tuple[str, ...], verb: str) -> str:
         return ""
     text = f"It is {verb} in {and_list(known)} context{'s' if len(known) > 1 else ''}"
     if roots:
-        text += f", on paths that start at {_some(roots, 3, 'others')}"
+        text += f", on paths that start at {_some(roots, 6, 'others')}"
     if "under a lock" in kinds:
         text += "; some paths hold a spinlock"
     return text + "."
@@ -367,14 +367,15 @@ def shared_risks(items: list[Converted]) -> list[str]:
                      if "unknown" in o.get("context", "").split(": ", 1)[0]]}, ("",))))
     if unfollowed:
         out.append(f"Some paths to {_some(unfollowed, 3)} start at a function stored "
-                   "in a structure whose callers were not followed: the message "
-                   "names the contexts of the paths that were (the paths found "
-                   "are listed below).")
+                   "in a structure whose callers were not followed: the contexts "
+                   "of those paths are not proven (the paths found are listed "
+                   "below).")
     headers = sorted({i.sem["declared"]["path"] for i in items
                       if i.sem["declared"]["path"].endswith(".h")})
     if headers:
         out.append(f"Declared in {and_list(headers)}: only the files the audit ties to "
-                   "the locks were converted; the testing line says what was compiled.")
+                   "the locks were converted; any other user of the header needs "
+                   "no change (no semaphore call of it is left).")
     return out
 
 

@@ -157,10 +157,11 @@ def test_the_file_s_own_comment_above_moves_to_the_definition_s_line() -> None:
     text = "struct a {\n\t/* Lock for getting db area */\n\tstruct mutex idx_lock;\n};\n"
     assert F.definition_comment(text, 3, ["get_db_area"], ["num_free"]) == \
         "struct a {\n\tstruct mutex idx_lock; /* Lock for getting db area */\n};\n"
-    # look-alike: a comment too long to join the line stays, and ours is added
+    # look-alike: a comment too long to join the line is said again with ours,
+    # in one block
     long = text.replace("Lock for getting db area", "x" * 60)
     got = F.definition_comment(long, 3, ["get_db_area"], ["num_free"])
-    assert "x" * 60 + " */\n\tstruct mutex idx_lock; /* protects num_free */" in got
+    assert "\t/*\n\t * " + "x" * 60 + ":\n\t * protects num_free.\n\t */\n" in got
 
 
 def test_a_commented_definition_is_left() -> None:
@@ -318,3 +319,11 @@ def test_an_include_goes_after_the_first_group_of_an_unsorted_block() -> None:
     # after the group's last <linux/...> line, not after the block's last one
     assert got.startswith("#include <linux/types.h>\n#include <linux/i2c.h>\n"
                           "#include <linux/completion.h>\n#include <asm/dma.h>\n\n")
+
+
+def test_a_header_whose_semaphore_h_goes_swaps_it_for_the_type_it_holds(tmp_path) -> None:
+    # hinic_hw_io.h: not the lock's declaring file, yet it loses semaphore.h
+    # and holds a struct mutex (used before): the include is swapped
+    assert F._declares("struct a {\n\tstruct mutex idx_lock;\n};\n", "mutex")
+    assert not F._declares("struct a {\n\tstruct mutex *idx_lock;\n};\n", "mutex")
+    assert not F._declares("static DEFINE_MUTEX(x);\n", "completion")

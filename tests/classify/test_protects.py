@@ -130,3 +130,17 @@ def test_a_static_lock_protects_the_static_variables_changed_only_under_it():
     # look-alike: the same change of g_free in a function that initialises nothing
     unlocked = FREE_LIST.replace("\tsema_init(&g_other, 4);\n", "")
     assert guarded_globals(_global_sem(), lambda p: unlocked) == []
+
+
+def test_the_file_s_comment_above_is_said_again_with_ours():
+    # hinic_hw_wq.h: the comment does not fit on the line; one block, not two
+    text = ("struct wqs {\n\tint num_free_blks;\n\n\t/* Lock for getting a free block "
+            "from the WQ set */\n\tstruct mutex            alloc_blocks_lock;\n};\n")
+    got = layout.definition_comment(text, 5, ["wqs_next_block"], ["num_free_blks"])
+    assert ("\t/*\n\t * Lock for getting a free block from the WQ set: protects\n"
+            "\t * num_free_blks.\n\t */\n\tstruct mutex            alloc_blocks_lock;\n") in got
+    assert got.count("/*") == 1
+    # a comment that fits on the line still moves there, as it is
+    short = text.replace("Lock for getting a free block from the WQ set", "free blocks")
+    assert "alloc_blocks_lock; /* free blocks */\n" in \
+        layout.definition_comment(short, 5, ["wqs_next_block"], ["num_free_blks"])
