@@ -5,9 +5,10 @@ it: "EXPR@file:line" (a sema_init() site, kernel-patches 0002 and 0008) by file 
 (falling back to file and the last identifier of EXPR when the series moved the line),
 "name.lock" (a static mutex_debug) and "(name).lock" (a static arch_semaphore) by the
 name of a file-scope semaphore, when exactly one has that name.  A report that names no
-lock (a DEBUG_LOCKS_WARN_ON, a WARNING) is mapped by a call-trace frame that is one of a
-single semaphore's functions; a compiler error by the initialisation site it (or gcc's
-"in expansion of macro" note) points at.
+lock of the audit is mapped by its call trace only when a semaphore can be its subject
+(classify.lockframes: a task blocked in down(), a mutex-debug report) and only through
+the caller of the blocking call; a compiler error by the initialisation site it (or
+gcc's "in expansion of macro" note) points at.  Each attribution says its link.
 
 The one mapper: the runtime records (classify.runtime_records), the runtime set's
 evaluation (qemu.runtime) and triage (qemu.triage) all map through it.
@@ -16,8 +17,10 @@ evaluation (qemu.runtime) and triage (qemu.triage) all map through it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from classify.lockdepmaps import TreeLinks
+from classify.lockframes import Attribution, frame_attribution
 from classify.records.boot import LockClass, Report, lock_class_of
 
 _SITE = re.compile(r"^(?P<expr>.+?)@(?P<file>[\w./+-]+\.[ch]):(?P<line>\d+)$")
@@ -36,6 +39,10 @@ class SemIndex:
     by_static: dict[str, list[str]]               # file-scope name -> ids
     by_function: dict[str, list[str]]             # function with an op -> ids
     files: dict[str, tuple[str, ...]]             # id -> its .c files (declared, init, ops)
+    takes: dict[str, frozenset[str]] = field(default_factory=dict)  # function -> ops in it
+    # from the tree (classify.lockdepmaps), when it was read
+    by_map: dict[str, tuple[str, str]] = field(default_factory=dict)  # map name -> id, where
+    helpers: dict[str, str] = field(default_factory=dict)   # macro helper -> how
 
 
 def _name(sem_id: str) -> str:
@@ -44,13 +51,14 @@ def _name(sem_id: str) -> str:
     return sem_id.rsplit(":", 1)[1].split(".")[-1].lstrip("*").split("@")[0]
 
 
-def build_index(sems: list[dict]) -> SemIndex:
+def build_index(sems: list[dict], links: TreeLinks | None = None) -> SemIndex:
     """The index of the audit's semaphores (audit.json's "semaphores", or its
-    "allocated" families)."""
+    "allocated" families); links: what the tree adds (classify.lockdepmaps.scan)."""
     by_site: dict[tuple[str, int], str] = {}
     by_name: dict[tuple[str, str], list[str]] = {}
     by_static: dict[str, list[str]] = {}
     by_function: dict[str, list[str]] = {}
+    ops: dict[str, set[str]] = {}
     files: dict[str, tuple[str, ...]] = {}
     for s in sems:
         sid = s["id"]
@@ -66,10 +74,18 @@ def build_index(sems: list[dict]) -> SemIndex:
                 lst = by_function.setdefault(o["function"], [])
                 if sid not in lst:
                     lst.append(sid)
+                ops.setdefault(o["function"], set()).add(o.get("op", ""))
         paths = {s["declared"]["path"]} | {i["path"] for i in s.get("init", [])} | {
             o["path"] for o in s.get("ops", [])}
         files[sid] = tuple(sorted(p for p in paths if p.endswith(".c")))
-    return SemIndex(by_site, by_name, by_static, by_function, files)
+    helpers = {}
+    for func, (sid, how) in (links.helpers if links else {}).items():
+        if by_function.setdefault(func, [sid]) == [sid]:
+            ops.setdefault(func, set()).add("down")
+            helpers[func] = how
+    return SemIndex(by_site, by_name, by_static, by_function, files,
+                    {f: frozenset(v) for f, v in ops.items()},
+                    dict(links.maps) if links else {}, helpers)
 
 
 def lock_to_id(name: str, index: SemIndex) -> str | None:
@@ -93,22 +109,29 @@ def class_id(lock_class: LockClass, index: SemIndex) -> str | None:
     return lock_to_id(lock_class.lock_class, index)
 
 
-def report_ids(report: Report, index: SemIndex) -> list[str]:
-    """The semaphores a report names: by its locks' classes (the count warning's lock
-    among them), else (a DEBUG_LOCKS_WARN_ON or WARNING names no lock) by a call-trace
-    frame that is one of a single semaphore's functions."""
-    ids: list[str] = []
+def attributions(report: Report, index: SemIndex) -> list[Attribution]:
+    """The semaphores a report names, each with its link: by its locks' classes (the
+    count warning's lock among them), else (a report about no lock of the audit) by the
+    call trace where classify.lockframes allows it."""
+    out: list[Attribution] = []
     for lk in report.locks:
-        sid = lock_to_id(lk.lock_class or lk.name, index)
-        if sid and sid not in ids:
-            ids.append(sid)
-    if not ids:
-        for func in report.frames:
-            cands = index.by_function.get(func, [])
-            if len(cands) == 1:
-                ids.append(cands[0])
-                break
-    return ids
+        lock_class = lk.lock_class or lk.name
+        sid, link = lock_to_id(lock_class, index), f"lock class {lock_class}"
+        if not sid and lock_class in index.by_map:
+            sid, where = index.by_map[lock_class]
+            link += f": the lockdep map acquired beside the semaphore's take at {where}"
+        if sid and sid not in [a.id for a in out]:
+            out.append(Attribution(sid, "lock class", link, lock_class))
+    if not out and (att := frame_attribution(report, index.by_function, index.takes,
+                                             index.files)):
+        how = index.helpers.get(att.link.split("(")[0].removeprefix("frame "))
+        out.append(Attribution(att.id, att.by, f"{att.link} ({how})" if how else att.link))
+    return out
+
+
+def report_ids(report: Report, index: SemIndex) -> list[str]:
+    """The ids of attributions(): what the runtime records and evaluation count."""
+    return [a.id for a in attributions(report, index) if a.id]
 
 
 def build_error_ids(errors: list[str], index: SemIndex) -> list[tuple[str, str]]:

@@ -11,6 +11,8 @@ derived from ours by tests/qemu/logs/derive.py.
   lockdep_classes(lines)  the "# lockdep-class:" lines our /init prints
   verdict(...)          completed | panic | hang | qemu_failed | truncated
 
+Every log goes through qemu.logtext.normalise first (colour, CRLF, journal and time
+prefixes, mail quoting and wrapped lines); a report's line is that of the file.
 This is the one reader of console lines: every later stage reads its records (Lock,
 Report, LockClass: classify.records.boot), kernel_version() and scenario_of().
 """
@@ -22,28 +24,17 @@ from dataclasses import dataclass
 
 from classify.records.boot import Lock, LockClass, Report
 from qemu.ktap import KTAP_VERSION, KtapNode, ktap_summary, parse_ktap
+from qemu.frames import (_ARM_FRAME, _LOCK_API, _REPORTING, _SYM, _TRACE_FILLER,  # noqa: F401
+                         _TRACE_START, _blocker, _frame, _modules)
+from qemu.logtext import normalise
 
 HARNESS_PREFIX = "s2m-harness: "
 INIT_DONE = "s2m-init: done"
 
-# What other machines put before the kernel's own text, in the order it appears:
-#   journalctl -k / syslog   "Dec 03 12:00:00 host kernel: "  (short, or -o short-iso)
-#   dmesg -r, /dev/kmsg       "<4>"
-#   CONFIG_PRINTK_TIME        "[    1.234567]"     (dmesg: the same, then one space)
-#   CONFIG_PRINTK_CALLER      "[    T123]" / "[     C1]" right after the time (console)
-#                             or after one space (dmesg of util-linux 2.38 and later)
-# Only the prefix goes: the kernel's own leading blanks (frames, lock lines) stay.
-_JOURNAL = (r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"
-            r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:[+-]\d\d:?\d\d|Z)?)"
-            r" \S+ kernel: ")
-_PREFIX = re.compile(r"^(?:" + _JOURNAL + r")?(?:<\d{1,3}>(?=\S))?"
-                     r"(?:(?:\[\s*\d+\.\d+\])(?: ?\[\s*[TC]\d+\])? ?)?")
-
-
 def clean_lines(text: str) -> list[str]:
-    """Console text -> lines without CRs and without the journal, log level, printk
-    timestamp and caller id prefixes any of the formats above put in front."""
-    return [_PREFIX.sub("", line.rstrip("\r"), count=1) for line in text.splitlines()]
+    """Console text -> the kernel's lines: colour codes, CRs, reply quoting and the
+    journal, log level, printk time and caller id prefixes gone (qemu.logtext)."""
+    return normalise(text)[0]
 
 
 # ---------------------------------------------------------------------------- reports
@@ -134,67 +125,6 @@ _AT_FRAME = re.compile(r"^\[<[0-9a-f]+>\] (?P<func>\S+)")
 _AT_LOC = re.compile(r"(?:^BUG: sleeping function called from invalid context at |"
                      r"^WARNING: CPU: \d+ PID: \d+ at |^WARNING: at |^kernel BUG at )"
                      r"(?P<loc>[\w./-]+:\d+)")
-
-# One stack frame, in each form the kernel has printed:
-#   x86 since 4.9, arm64 since 4.15  " func+0x12/0x34 [mod]"   " ? func+0x12/0x34"
-#   x86 before, arm64 before         " [<ffffffff81234567>] func+0x12/0x34"  (and "? ")
-#   arm (CONFIG_BACKTRACE_VERBOSE,   "[<c0123456>] (func) from [<c0123457>] (caller+0x1c/0x40)"
-#        and every arm before 5.x)   "[<c0123456>] (func+0x1c/0x40) from [<c...>] (caller+..)"
-#   arm since 5.x                    " func from caller+0x1c/0x40"
-_SYM = r"[A-Za-z_$][\w.$]*"
-_OFF = r"\+0x[0-9a-f]+/0x[0-9a-f]+"
-_FRAME = re.compile(rf"^\s+(?P<q>\? )?(?P<func>{_SYM}){_OFF}")
-_OLD_FRAME = re.compile(rf"^\s*\[<[0-9a-f]+>\] (?P<q>\? )?(?P<func>{_SYM}){_OFF}(?:\s|$)")
-_ARM_FRAME = re.compile(rf"^\s*(?:\[<[0-9a-f]+>\] \((?P<func>{_SYM})(?:{_OFF})?\) from "
-                        rf"\[<[0-9a-f]+>\] \(|(?P<func2>{_SYM}) from {_SYM}{_OFF}$)")
-_TRACE_START = re.compile(r"^\s*(?:Call Trace:|Call trace:|Backtrace:)")
-# Lines a stack trace may hold between its frames without having ended.
-_TRACE_FILLER = re.compile(r"^\s*(?:</?(?:TASK|IRQ|NMI|SOFTIRQ)>|<EOI>|Call Trace:|Call trace:|"
-                           r"Backtrace:|r\d+:|Exception stack|[0-9a-f]{8}: |"
-                           r"Function entered at )|^\s*$")
-
-
-def _frame(line: str) -> tuple[str, bool] | None:
-    """(function, reliable) of a stack-frame line in any of the forms above."""
-    if m := _ARM_FRAME.match(line):
-        return (m["func"] or m["func2"]), True
-    if m := _OLD_FRAME.match(line) or _FRAME.match(line):
-        return m["func"], not m["q"]
-    return None
-
-
-# Frames that belong to the reporting machinery, never to the culprit: the stack dump,
-# lockdep, the WARN/BUG/die paths of x86, arm64 and arm, might_sleep, the scheduler
-# (a hung or sleeping task's stack starts there) and KASAN's report.
-_REPORTING = re.compile(
-    r"^(dump_stack\w*|show_stack|__dump_stack|dump_backtrace\w*|unwind_backtrace|"
-    r"print_\w*bug\w*|print_lock\w*|print_address_description\w*|print_report|"
-    r"print_held_locks\w*|lockdep_\w+|__lock_acquire|lock_acquire\w*|lock_release|"
-    r"__lock_release|validate_chain|check_noncircular|check_prev_add|check_prevs_add|"
-    r"check_deadlock|check_irq_usage|check_wait_context|check_flags|check_usage\w*|"
-    r"check_chain_key|mark_lock\w*|mark_usage|mark_held_locks|__warn\w*|warn_slowpath\w*|"
-    r"report_bug|handle_bug|exc_\w+|asm_exc_\w+|_*might_resched|_*might_sleep|_*might_fault|"
-    r"__schedule_bug|panic|"
-    r"debug_check_no_\w+|__debug_check_no_\w+|register_lock_class|debug_locks_off|"
-    r"vpanic|do_error_trap|do_trap|die|oops_end|__die\w*|do_exit|make_task_dead|"
-    r"rewind_stack_\w+|hlock_class|look_up_lock_class|lockdep_init_map\w*|"
-    r"lock_is_held\w*|add_lock_to_list|__bfs|check_path|trace_hardirqs_\w+|"
-    r"__schedule|schedule|schedule_(?:timeout\w*|preempt_disabled|hrtimeout\w*|idle)|"
-    r"io_schedule\w*|preempt_schedule\w*|_*cond_resched|"
-    r"__wait_for_common|wait_for_common\w*|do_wait_for_common|wait_for_completion\w*|"
-    r"kasan_\w+|__kasan_\w+|__asan_\w+|check_memory_region\w*|start_report|end_report|"
-    r"arm64_notify_die|do_mem_abort|el1_\w+|el1h_64_\w+|__do_kernel_fault|"
-    r"die_kernel_fault|do_page_fault|do_translation_fault|do_bad_area|do_kernel_fault|"
-    r"do_debug_exception|bug_handler|call_break_hook|brk_handler|early_brk64|"
-    r"do_DataAbort|__dabt_svc|do_undefinstr|__und_svc|do_PrefetchAbort|__pabt_svc)"
-    r"(\.\w+)*$")
-# The locking API itself: a report's culprit is the first frame outside it.
-_LOCK_API = re.compile(
-    r"^(__mutex_\w+|mutex_lock\w*|mutex_unlock\w*|mutex_trylock\w*|mutex_debug_\w+|"
-    r"__mutex_debug_\w+|_raw_\w+|__raw_\w+|do_raw_\w+|queued_\w+|down|down_\w+|__down\w*|"
-    r"up|up_read\w*|up_write\w*|__up\w*|rwsem_\w+|__rwsem_\w+|percpu_down_\w+|percpu_up_\w+|"
-    r"sema_init|__sema_init|rt_mutex\w*|__rt_mutex\w*|rt_spin_\w+|spin_\w+)(\.\w+)*$")
-
 
 def find_reports(lines: list[str]) -> list[Report]:
     """Every report in a console log (lines from clean_lines), in log order."""
@@ -388,7 +318,7 @@ def _make_report(kind: str, m: re.Match[str], index: int, head: int,
     uniq = list(first.values())
     title = _title(kind, headline, groups, _culprit(kind, uniq, frames, groups, body))
     return Report(kind, title, headline, index + head + 1, task, uniq, frames, location,
-                  [ln for ln in body])
+                  [ln for ln in body], modules=_modules(body), blocker=_blocker(body))
 
 
 # Frames that are plumbing (allocator, kthread and initcall entry), never the culprit.
@@ -459,23 +389,34 @@ def verdict(lines: list[str], reports: list[Report]) -> tuple[str, str, bool]:
 
 
 _DEBUG_LOCKS = re.compile(r"^# lockdep_stats:\s+debug_locks:\s+(\d+)")
-_VERSION = re.compile(r"Linux version (\d+\.\d+\.\d+)")
+_VERSION = re.compile(r"Linux version (\d+\.\d+(?:\.\d+)?)")
+# a report's "CPU: 0 PID: 1 Comm: x Not tainted 6.1.192 #1" (or "Tainted: G  W  4.15.0-rc1+")
+_RELEASE_OF = re.compile(r"(?:Not tainted|Tainted: [A-Z ]+?) +(\d+\.\d+(?:\.\d+)?)[-+ .]")
 _SCENARIO = re.compile(r"Command line:.*\bs2m\.scenario=(\S+)")
 
 
 def kernel_version(text: str) -> str:
-    """The version of the kernel a log is of ("6.1.192"), or "" when no banner says."""
-    return m[1] if (m := _VERSION.search(text)) else ""
+    """The version of the kernel a log is of ("6.1.192"), from its banner or else a
+    report's taint line, or "" when neither says."""
+    text = _kernel_text(text)
+    m = _VERSION.search(text) or _RELEASE_OF.search(text)
+    return (m[1] if m[1].count(".") == 2 else m[1] + ".0") if m else ""
 
 
 def scenario_of(text: str) -> str:
     """The scenario our harness booted (s2m.scenario= on the command line), or ""."""
-    return m[1] if (m := _SCENARIO.search(text)) else ""
+    return m[1] if (m := _SCENARIO.search(_kernel_text(text))) else ""
+
+
+def _kernel_text(text: str) -> str:
+    return "\n".join(clean_lines(text)) if "\x1b" in text or "\n>" in text else text
 
 
 def parse_log(text: str) -> ParsedLog:
-    lines = clean_lines(text)
+    lines, origin = normalise(text)
     reports = find_reports(lines)
+    for rep in reports:         # the line of the log as given, not of its kernel text
+        rep.line = origin[rep.line - 1] + 1
     docs = parse_ktap(lines)
     v, harness, done = verdict(lines, reports)
     dl = next((int(m[1]) for ln in lines if (m := _DEBUG_LOCKS.match(ln))), None)

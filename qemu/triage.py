@@ -12,6 +12,12 @@ static verdict:
                                        its lock class ran (the "# lockdep-class:" lines
                                        of our /init) and no report names it
 
+Every semaphore named says its link (classify.lockmap.attributions): its lock class,
+a lockdep map the tree acquires beside its down() (--tree), or the caller of the
+blocking call of a task hung in down*() or of a mutex-debug report
+(classify.lockframes); nothing else names one.  A log of another kernel version than
+the audit's is refused unless --other-version, and then the output says so.
+
 With --record OUT it writes the boot's runtime record, in the format of the runtime
 set's runtime.json (classify.runtime_records.runtime_record), for `make audit` to
 take in.
@@ -32,7 +38,9 @@ import json
 import sys
 from pathlib import Path
 
-from classify import lockmap, runtime_records
+from classify import lockdepmaps, lockmap, runtime_records
+from classify.lockdepmaps import TreeLinks
+from classify.paths import SETUP_TREES
 from classify.records.boot import Boot
 from classify.records.runtime import STATUSES, BootEntry, RuntimeRecord, SemRuntime
 from classify.report.runtime import summary_line
@@ -61,6 +69,31 @@ def default_audit(text: str) -> Path:
     if len(found) == 1:
         return found[0]
     raise FileNotFoundError("no audit for this log's kernel: give --audit PATH")
+
+
+def version_note(text: str, audit: dict, other: bool) -> str:
+    """"" when the log is of the audit's kernel (or does not say); else a note saying
+    it is read against another version's audit (other), or TriageError."""
+    log, ours = parse.kernel_version(text), audit.get("kernel_version", "")
+    if not log or not ours or log == ours:
+        return ""
+    note = f"the log is of Linux {log}, the audit of {ours}"
+    if not other:
+        raise TriageError(f"{note}: give the audit of that version (--audit), or "
+                          "--other-version to read it against this one")
+    return f"{note}: read against it (--other-version); lock classes and frames of code " \
+        f"that changed since may name nothing"
+
+
+def tree_links(tree: Path | None, audit: dict) -> TreeLinks | None:
+    """What the tree of the audit's version (--tree, else the setup's pristine tree of
+    that version, if there is one) adds to the audit; None without a tree."""
+    version = ".".join(str(audit.get("kernel_version", "")).split(".")[:2])
+    tree = tree or SETUP_TREES.get(version)
+    if tree is None or not tree.is_dir():
+        return None
+    return lockdepmaps.scan(tree, [(o["path"], int(o["line"]), s["id"])
+                                   for s in audit["semaphores"] for o in s.get("ops", [])])
 
 
 def boot_of(text: str, stem: str) -> tuple[str, str]:
@@ -144,26 +177,42 @@ def _entry(records: dict[str, SemRuntime], sid: str | None, boot: str) -> BootEn
 
 
 def _lock_item(lock_class: str | None, sid: str | None, by: str, sems: dict,
-               records: dict[str, SemRuntime], boot: str) -> dict:
+               records: dict[str, SemRuntime], boot: str, link: str | None = None) -> dict:
     sem = sems.get(sid or "")
     return {"lock_class": lock_class, "id": sid, "by": by,
+            "link": link or (f"{by} {lock_class}" if sid and lock_class else None),
             "class": sem.get("class") if sem else None,
-            "reading": reading(sid, sem, _entry(records, sid, boot))}
+            "reading": reading(sid, sem, _entry(records, sid, boot)) if sid or not link
+            else "no semaphore named"}
 
 
 def report_items(boot: Boot, index: lockmap.SemIndex, sems: dict,
-                 records: dict[str, SemRuntime]) -> list[dict]:
-    """One item per report: kind, title, task, line and its lock classes read."""
+                 records: dict[str, SemRuntime],
+                 allocated: list[dict] | None = None) -> list[dict]:
+    """One item per report: kind, title, task, line, its lock classes read and the
+    semaphores its trace names (classify.lockframes), each with its link; a family
+    allocated at run time (the audit's "allocated") by its helper's frame."""
+    families = lockmap.build_index(allocated or [])
+    fclass = {f["id"]: f.get("class") for f in allocated or []}
     out = []
     for rep in boot.reports:
         classes = list(dict.fromkeys(lk.lock_class for lk in rep.locks))
-        locks = [_lock_item(lc, lockmap.lock_to_id(lc, index), "lock class", sems, records,
-                            boot.name) for lc in classes]
+        atts = lockmap.attributions(rep, index)
+        by_class = {a.lock_class: a for a in atts if a.lock_class}
+        locks = [_lock_item(lc, by_class[lc].id if lc in by_class else lockmap.lock_to_id(
+            lc, index), "lock class", sems, records, boot.name,
+            by_class[lc].link if lc in by_class else None) for lc in classes]
         named = {lk["id"] for lk in locks}
-        locks += [_lock_item(None, sid, "call trace or body", sems, records, boot.name)
-                  for sid in lockmap.report_ids(rep, index) if sid not in named]
+        locks += [_lock_item(None, a.id, a.by, sems, records, boot.name, a.link)
+                  for a in atts if a.by != "lock class" and (a.id is None or a.id not in named)]
+        if allocated and not any(lk["id"] for lk in locks):
+            locks += [{"lock_class": None, "id": a.id, "by": a.by, "link": a.link,
+                       "class": fclass[a.id], "reading": "a semaphore allocated at run time: "
+                       "no record of its own"}
+                      for a in lockmap.attributions(rep, families) if a.id]
         out.append({"kind": rep.kind, "title": rep.title, "task": rep.task,
-                    "line": rep.line, "locks": locks})
+                    "line": rep.line, "locks": locks,
+                    **({"blocker": rep.blocker} if rep.blocker else {})})
     return out
 
 
@@ -176,11 +225,13 @@ def exercised_items(boot: Boot, index: lockmap.SemIndex, sems: dict,
 
 
 def triage(text: str, audit: dict, name: str, variant: str, marked: frozenset[str],
-           marks: list[str], built: set[str] | None, scenario: str = "") -> dict:
+           marks: list[str], built: set[str] | None, scenario: str = "",
+           links: TreeLinks | None = None) -> dict:
     """Everything triage says about one log (pure): the reports read, the semaphores
-    that ran without a report, and the runtime record of the boot."""
+    that ran without a report, and the runtime record of the boot.  links: what the
+    tree adds to the audit (lockdep maps, macro helpers: classify.lockdepmaps)."""
     sems = {s["id"]: s for s in audit["semaphores"]}
-    index = lockmap.build_index(audit["semaphores"])
+    index = lockmap.build_index(audit["semaphores"], links)
     boot = runrecord.log_boot(name, variant, marked, text, scenario)
     if built is None:           # unknown: whatever the log does not show is not-exercised
         built = {f for files in index.files.values() for f in files}
@@ -188,7 +239,7 @@ def triage(text: str, audit: dict, name: str, variant: str, marked: frozenset[st
         audit, audit.get("kernel_version", "?"), marks, [boot], built,
         runrecord.variant_records([Variant(variant, marked=marked)]),
         "+".join(runtime.FRAGMENTS))
-    reports = report_items(boot, index, sems, record.semaphores)
+    reports = report_items(boot, index, sems, record.semaphores, audit.get("allocated"))
     reported = {lk["id"] for r in reports for lk in r["locks"] if lk["id"]}
     return {"boot": name, "variant": variant, "verdict": boot.verdict,
             "lockdep_classes": len(boot.classes), "reports": reports,
@@ -203,7 +254,7 @@ def allocated_items(boot: Boot, families: list[dict]) -> list[dict]:
     ran = runtime_records.exercised(boot, lockmap.build_index(families))
     cls = {f["id"]: f["class"] for f in families}
     return [{"lock_class": ran[fid].name, "id": fid, "by": "lockdep class",
-             "class": cls[fid], "ops": ran[fid].ops,
+             "link": f"lockdep class {ran[fid].name}", "class": cls[fid], "ops": ran[fid].ops,
              "reading": "marked struct arch_semaphore by the series (0004)"
              if cls[fid] == "counting" else "a debug mutex under DEBUG_MUTEX_FULL"}
             for fid in sorted(ran)]
@@ -213,7 +264,8 @@ def _lock_line(lk: dict) -> str:
     what = lk["lock_class"] or f"(by {lk['by']})"
     sem = f"{lk['id']} [{lk['class']}]" if lk["id"] else "no semaphore"
     extra = f", OPS {lk['ops']}" if "ops" in lk else ""
-    return f"     {what} -> {sem}{extra}: {lk['reading']}"
+    link = f"\n       link: {lk['link']}" if lk.get("link") and not lk["lock_class"] else ""
+    return f"     {what} -> {sem}{extra}: {lk['reading']}{link}"
 
 
 def _shown(path: Path) -> str:
@@ -228,10 +280,14 @@ def render(result: dict, log_path: Path, audit_path: Path) -> str:
     """The text for a person."""
     out = [f"triage: {log_path}: boot {result['boot']} (variant {result['variant']}), "
            f"verdict {result['verdict']}; audit {_shown(audit_path)}"]
+    if result.get("version"):
+        out.append(f"note: {result['version']}")
     out.append(f"{len(result['reports'])} report(s)")
     for n, r in enumerate(result["reports"], 1):
         task = f", task {r['task']}" if r["task"] else ""
         out.append(f"  {n}. {r['kind']}: {r['title']} (line {r['line']}{task})")
+        if r.get("blocker"):
+            out.append(f"     blocked on a {r['blocker']}")
         out += [_lock_line(lk) for lk in r["locks"]] or ["     no lock class named"]
     if not result["lockdep_classes"]:
         out.append("no \"# lockdep-class:\" lines: which semaphores ran without a report "
@@ -283,6 +339,11 @@ def add_parser(sub) -> None:
                     "s2m.scenario=, else series)")
     sp.add_argument("--boot", default=None, help="the boot's name in the record "
                     "(default: the runtime scenario, else the log's file name)")
+    sp.add_argument("--tree", type=Path, default=None, help="the kernel tree of the audit, "
+                    "for the lockdep maps and macro helpers of its semaphores (default: "
+                    "work/linux-<version> when it is there)")
+    sp.add_argument("--other-version", action="store_true", help="read a log of another "
+                    "kernel version than the audit's (it says so) instead of refusing it")
     sp.add_argument("--built", type=Path, default=None, help="O= build directory, or a "
                     "file listing the .c files compiled in (default: every file counts)")
 
@@ -304,13 +365,16 @@ def run(args: argparse.Namespace) -> int:
     scenario = name
     name, variant = args.boot or name, args.variant or variant
     try:
+        note = version_note(text, audit, args.other_version)
         marks = trust_marks(sems) if variant != "series" else []
         marked = variant_marked(sems, variant, marks, refused_marks(apath))
     except TriageError as err:
         print(f"triage: error: {err}", file=sys.stderr)
         return 2
     built = read_built(args.built) if args.built else None
-    result = triage(text, audit, name, variant, marked, marks, built, scenario)
+    result = {**triage(text, audit, name, variant, marked, marks, built, scenario,
+                       tree_links(args.tree, audit)),
+              **({"version": note} if note else {})}
     if args.record:
         runtime.save_record(result["record"], args.record)
     if args.json:

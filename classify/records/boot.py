@@ -54,6 +54,8 @@ class Report(Record):
     location: str = ""        # "file:line" when the report names one
     body: list[str] = field(default_factory=list)
     detail: str = ""          # beyond the title: the mutex_debug count warning
+    modules: dict[str, str] = field(default_factory=dict)   # frame -> its "[module]"
+    blocker: str = ""         # hung-task blocker line: "semaphore, last held by task Y/M"
 
 
 @dataclass

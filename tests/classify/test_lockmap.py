@@ -68,24 +68,82 @@ def test_version_and_subclass_suffixes_are_stripped_before_mapping():
     assert lockmap.lock_to_id("&lo->sem@drivers/block/other.c:9", index) is None
 
 
-def report(kind="bad_unlock_balance", title="t", locks=(), frames=()):
+def report(kind="bad_unlock_balance", title="t", locks=(), frames=(), **kw):
     return Report(kind, title, title, 1, locks=[Lock.named(n, "involved") for n in locks],
-                  frames=list(frames))
+                  frames=list(frames), **kw)
 
 
-def test_report_ids_by_lock_then_by_a_single_semaphores_function():
+IC = "fs/xfs/xfs_log_priv.h:xlog_in_core.ic_sema"
+
+
+def test_report_ids_by_lock_then_by_the_caller_of_the_lock_api():
     assert lockmap.report_ids(report(locks=["&iclog->ic_sema@fs/xfs/xfs_log.c:1639"]),
-                              INDEX) == ["fs/xfs/xfs_log_priv.h:xlog_in_core.ic_sema"]
-    # DEBUG_LOCKS_WARN_ON names no lock: the first frame that is one semaphore's function
+                              INDEX) == [IC]
+    # DEBUG_LOCKS_WARN_ON names no lock: the caller of the lock API it was raised in,
+    # a function of one semaphore
     assert lockmap.report_ids(report("debug_locks_warn_on", frames=[
-        "process_one_work", "xlog_ioend_work"]), INDEX) == \
-        ["fs/xfs/xfs_log_priv.h:xlog_in_core.ic_sema"]
+        "mutex_debug_up", "up", "xlog_ioend_work", "process_one_work"]), INDEX) == [IC]
+    (att,) = lockmap.attributions(report("debug_locks_warn_on", frames=[
+        "up", "xlog_ioend_work"]), INDEX)
+    assert att.by == "call trace" and "xlog_ioend_work(), the caller of up()" in att.link
+    # ... not a frame further down, nor one that is not under the lock API
+    assert lockmap.report_ids(report("debug_locks_warn_on", frames=[
+        "process_one_work", "xlog_ioend_work"]), INDEX) == []
+    assert lockmap.report_ids(report("debug_locks_warn_on", frames=[
+        "up", "process_one_work", "xlog_ioend_work"]), INDEX) == []
     # a function of two semaphores says nothing
-    assert lockmap.report_ids(report("debug_locks_warn_on", frames=["shared_fn"]), INDEX) == []
+    assert lockmap.report_ids(report("debug_locks_warn_on", frames=["up", "shared_fn"]),
+                              INDEX) == []
     assert lockmap.report_ids(report(locks=["&p->pi_lock"], frames=["kthread"]), INDEX) == []
     # the count warning's lock (qemu.parse puts it among the report's locks)
     assert lockmap.report_ids(report("warning", locks=["&bp->b_sema@fs/xfs/xfs_buf.c:239"]),
                               INDEX) == ["fs/xfs/xfs_buf.h:xfs_buf.b_sema"]
+
+
+def test_a_hung_task_names_the_semaphore_its_down_was_called_for():
+    hung = report("hung_task", frames=["__down_common", "down", "xlog_write_iclog",
+                                       "xlog_write"])
+    (att,) = lockmap.attributions(hung, INDEX)
+    assert (att.id, att.by) == (IC, "call trace")
+    assert "xlog_write_iclog(), the caller of down()" in att.link
+    # a DEBUG_MUTEX_FULL kernel: the semaphore's down() is mutex_lock()
+    assert lockmap.report_ids(report("hung_task", frames=[
+        "__mutex_lock", "mutex_lock_nested", "xlog_write_iclog"]), INDEX) == [IC]
+    # the caller only releases the semaphore: it cannot be blocked on it
+    assert lockmap.report_ids(report("hung_task", frames=["down", "xlog_ioend_work"]),
+                              INDEX) == []
+
+
+@pytest.mark.parametrize("kind,frames,extra", [
+    # a page fault, a BUG, a WARNING and a lockdep report about other locks whose traces
+    # pass a function with a down()
+    ("oops", ["kobject_put", "xlog_write_iclog"], {}),
+    ("bug", ["down", "xlog_write_iclog"], {}),
+    ("warning", ["up", "xlog_ioend_work"], {}),
+    ("circular_locking", ["mutex_lock_nested", "xlog_write_iclog"], {}),
+    # a hung task not blocked in a take, or in an rw_semaphore's
+    ("hung_task", ["xlog_write_iclog", "xlog_write"], {}),
+    ("hung_task", ["rwsem_down_read_slowpath", "down_read", "xlog_write_iclog"], {}),
+    # a "? " frame never reaches report.frames; a blocker line saying it is a mutex
+    ("hung_task", ["down", "xlog_write_iclog"],
+     {"blocker": "mutex, last held by task a/1"}),
+])
+def test_look_alikes_name_no_semaphore(kind, frames, extra):
+    locks = ["&a->lock", "&b->lock"] if kind == "circular_locking" else []
+    assert lockmap.attributions(report(kind, locks=locks, frames=frames, **extra),
+                                INDEX) == []
+
+
+def test_an_out_of_tree_module_frame_names_nothing():
+    frames = ["down", "xlog_write_iclog"]
+    (att,) = lockmap.attributions(report("hung_task", frames=frames,
+                                         modules={"xlog_write_iclog": "mydrv"}), INDEX)
+    assert att.id is None and "out of tree" in att.link
+    assert lockmap.report_ids(report("hung_task", frames=frames,
+                                     modules={"xlog_write_iclog": "mydrv"}), INDEX) == []
+    # the module of the semaphore's own files is the tree's
+    assert lockmap.report_ids(report("hung_task", frames=frames,
+                                     modules={"xlog_write_iclog": "xfs"}), INDEX) == [IC]
 
 
 def test_build_error_ids():
