@@ -135,7 +135,7 @@ help:
 	@echo "             that says about the audit (AUDIT=, JSON=1, OUT= writes a runtime record)"
 	@echo "  bench      sizes, lock contention in QEMU, audit/spatch/kernel times, .text"
 	@echo "             of the conversion patches, their verification here and through distcc"
-	@echo "             (RUNS=5, PARTS=boots,audit,spatch,kernel,text,boottest,verify)"
+	@echo "             (RUNS=5, PARTS=boots,audit,spatch,kernel,text,boottest,verify,triage)"
 	@echo "  clean      remove builds, boot logs and worktrees (keeps the trees)"
 	@echo "  distclean  remove the whole work area, the trees included"
 
@@ -265,11 +265,12 @@ triage:
 # after; it needs `make patches` first; boottest: make boot-test warm, wall time;
 # verify: the verification of those patches with an empty ccache, here and through a
 # distccd on 127.0.0.1, RUNS times each, about 2 x 30 min on 2 cores for the 25
-# patches of 6.1); KERNEL_RUNS= the cold/warm kernel runs; BENCH_NOTE= a remark kept
+# patches of 6.1; triage: make triage on a 200 MiB log built in work/bench/triage,
+# wall time and peak memory, and /dev/zero, /dev/urandom refused); KERNEL_RUNS= the cold/warm kernel runs; BENCH_NOTE= a remark kept
 # with the figures.
 RUNS ?= 5
 KERNEL_RUNS ?= $(RUNS)
-PARTS ?= boots,audit,spatch,kernel,text,boottest
+PARTS ?= boots,audit,spatch,kernel,text,boottest,triage
 BENCH_MS ?= 1000
 BENCH_NOTE ?=
 bench:

@@ -21,7 +21,7 @@ from classify.inputs import (InputError, input_file, load_audit, load_runtime,
                              output_file, refuse_committed, shown)
 from classify.paths import REPORTS_DIR, default_out
 from classify.tree import check_kernel_tree
-from qemu import parse, runtime
+from qemu import logstream, parse, runtime
 from qemu.scenarios import list_scenarios
 
 _VERSION = re.compile(r"Linux version (\d+\.\d+\.\d+)")
@@ -65,9 +65,21 @@ def triage_audit(args: argparse.Namespace, version: str) -> Path:
                         "version\" line)") + ": give AUDIT= (--audit) or KERNEL=")
 
 
+def read_triage_log(path: Path) -> logstream.Log:
+    """The log triage reads (qemu.logstream: any size, in bounded memory); InputError
+    when it is not a text file of a reasonable size."""
+    try:
+        return logstream.read_log(path)
+    except logstream.LogError as err:
+        raise InputError(str(err)) from None
+    except OSError as err:
+        raise InputError(f"log {path}: cannot read it: {err.strerror or err}") from None
+
+
 def check_triage(args: argparse.Namespace) -> None:
-    text = input_file(args.log, "log")
-    if not kernel_log(text):
+    args.log_data = read_triage_log(args.log)
+    text = args.log_data.text
+    if not kernel_log(text) and not kernel_log(args.log_data.head):
         raise InputError(f"log {args.log}: no kernel line in it: not a console log or "
                          "dmesg output")
     version = log_version(text)

@@ -44,7 +44,7 @@ from classify.paths import SETUP_TREES
 from classify.records.boot import Boot
 from classify.records.runtime import STATUSES, BootEntry, RuntimeRecord, SemRuntime
 from classify.report.runtime import summary_line
-from qemu import parse, runrecord, runtime
+from qemu import logstream, parse, runrecord, runtime
 from qemu.common import PROJECT_DIR
 from qemu.scenarios import list_scenarios, load_scenario, named_set
 from qemu.variants import Variant, marking_pool
@@ -226,13 +226,16 @@ def exercised_items(boot: Boot, index: lockmap.SemIndex, sems: dict,
 
 def triage(text: str, audit: dict, name: str, variant: str, marked: frozenset[str],
            marks: list[str], built: set[str] | None, scenario: str = "",
-           links: TreeLinks | None = None) -> dict:
+           links: TreeLinks | None = None, file_line=None) -> dict:
     """Everything triage says about one log (pure): the reports read, the semaphores
     that ran without a report, and the runtime record of the boot.  links: what the
-    tree adds to the audit (lockdep maps, macro helpers: classify.lockdepmaps)."""
+    tree adds to the audit (lockdep maps, macro helpers: classify.lockdepmaps);
+    file_line: a line of text -> the line of the file (qemu.logstream.Log)."""
     sems = {s["id"]: s for s in audit["semaphores"]}
     index = lockmap.build_index(audit["semaphores"], links)
     boot = runrecord.log_boot(name, variant, marked, text, scenario)
+    for rep in boot.reports if file_line else ():
+        rep.line = file_line(rep.line)
     if built is None:           # unknown: whatever the log does not show is not-exercised
         built = {f for files in index.files.values() for f in files}
     record = runtime_records.runtime_record(
@@ -282,7 +285,9 @@ def render(result: dict, log_path: Path, audit_path: Path) -> str:
            f"verdict {result['verdict']}; audit {_shown(audit_path)}"]
     if result.get("version"):
         out.append(f"note: {result['version']}")
-    out.append(f"{len(result['reports'])} report(s)")
+    out.append(f"{len(result['reports'])} report(s)" + (
+        f", and {result['repeated']} more repeating one of them word for word (not listed)"
+        if result.get("repeated") else ""))
     for n, r in enumerate(result["reports"], 1):
         task = f", task {r['task']}" if r["task"] else ""
         out.append(f"  {n}. {r['kind']}: {r['title']} (line {r['line']}{task})")
@@ -350,10 +355,14 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        text = args.log.read_text(errors="replace")
+        data = getattr(args, "log_data", None) or logstream.read_log(args.log)
+    except logstream.LogError as err:
+        print(f"triage: error: {err}", file=sys.stderr)
+        return 2
     except OSError as err:
         print(f"triage: error: cannot read {args.log}: {err.strerror or err}", file=sys.stderr)
         return 1
+    text = data.text
     try:
         apath = args.audit or default_audit(text)
         audit = json.loads(apath.read_text())
@@ -373,8 +382,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     built = read_built(args.built) if args.built else None
     result = {**triage(text, audit, name, variant, marked, marks, built, scenario,
-                       tree_links(args.tree, audit)),
-              **({"version": note} if note else {})}
+                       tree_links(args.tree, audit), data.file_line),
+              **({"version": note} if note else {}),
+              **({"repeated": data.repeats} if data.repeats else {})}
     if args.record:
         runtime.save_record(result["record"], args.record)
     if args.json:

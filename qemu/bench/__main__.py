@@ -33,7 +33,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                        "verify (the verification of those patches "
                                        "with an empty ccache, here and through a "
                                        "distccd started on 127.0.0.1: its overhead, "
-                                       "not a speed-up).")
+                                       "not a speed-up), triage (make triage on a "
+                                       "200 MiB log: wall time, peak memory; "
+                                       "/dev/zero and /dev/urandom refused).")
     parser.add_argument("--runs", type=int, default=5,
                        help="runs of each measurement (default: 5)")
     parser.add_argument("--parts", default=",".join(PARTS),

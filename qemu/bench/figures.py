@@ -18,7 +18,7 @@ from qemu.bench.plot import Panel, Point
 from qemu.bench.textsize import markdown as text_markdown, text_claim
 
 
-PARTS = ("boots", "audit", "spatch", "kernel", "text", "boottest", "verify")
+PARTS = ("boots", "audit", "spatch", "kernel", "text", "boottest", "verify", "triage")
 
 
 SCHEMA = 1
@@ -170,6 +170,16 @@ def verify_rows(v: dict | None) -> list[str]:
             f"{_spread_text(v['distcc'], digits=1)}{of_which('distcc')} |"]
 
 
+def triage_rows(tr: dict | None) -> list[str]:
+    """PARTS=triage: make triage on a large log, and the inputs it refuses."""
+    if not tr:
+        return []
+    refused = ", ".join(f"/dev/{k} {v['seconds']}" for k, v in sorted(tr["refused"].items()))
+    return [f"| make triage, a {tr['log_mib']:.0f} MiB log (peak {tr['peak_mib']:.0f} MiB "
+            f"resident) | {_spread_text(tr['seconds'], digits=1)} |",
+            f"| make triage, refused: {refused} s | |"]
+
+
 def markdown(result: dict) -> str:
     """The README table: sizes, contention, handoff, toolkit, the seed's claims."""
     out = [f"Measured {result['date']} on {result['machine']['summary']}.",
@@ -219,7 +229,7 @@ def markdown(result: dict) -> str:
             bt = tk["boot_test"]
             out.append(f"| make boot-test, warm ({bt['boots']} boots, two at a time) | "
                        f"{_spread_text(bt['warm'], digits=1)} |")
-        out += verify_rows(tk.get("verify"))
+        out += verify_rows(tk.get("verify")) + triage_rows(tk.get("triage"))
         r = tk.get("ratios") or {}
         if r:
             out.append(f"| whole-tree spatch / audit | {r.get('spatch_over_audit_cold')}x "
@@ -306,7 +316,7 @@ def _part_meta() -> dict:
 _FRAME = {"schema", "date", "machine", "kernel", "runs", "parts", "note", "tcg", "part_meta",
           "text", "skipped", "toolkit", "seed_claims", "bench_seconds"}
 _TOOLKIT = {"audit": "audit", "spatch": "spatch", "kernel": "kernel", "verify": "verify",
-            "boottest": "boot_test"}
+            "boottest": "boot_test", "triage": "triage"}
 
 
 def parts_of(result: dict) -> dict[str, dict]:

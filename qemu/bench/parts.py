@@ -25,6 +25,7 @@ from qemu.bench.figures import (BenchError, PARTS, _part_meta, assemble, check_s
                                 contention_panels, markdown, parts_of, summarise)
 from qemu.bench.plot import line_chart
 from qemu.bench.textsize import TextError, bench_text, series_indexes
+from qemu.bench.triagetime import bench_triage
 from qemu.bench.verifytime import bench_verify
 from qemu.boot import boot_test
 from qemu.build import build_dir_for
@@ -215,6 +216,8 @@ def measure_part(part: str, kernel: Path, cache: Path, runs: int, ms: int,
         figures = bench_boot_test(kernel, runs, BENCH_DIR / "boot-test")
     elif part == "verify":
         figures = bench_verify(kernel, patches or PATCHES_DIR, runs, BENCH_DIR / "verify")
+    elif part == "triage":
+        figures = bench_triage(runs, BENCH_DIR / "triage")
     elif part == "text":
         try:
             figures = bench_text(kernel, patches or PATCHES_DIR)

@@ -58,3 +58,19 @@ def test_verify_rows_name_patches_semaphores_and_the_configuration_time():
     assert "(29 patches, 171 objects)" in verify_rows(plain)[0]
     assert "configuring" not in verify_rows(plain)[0]
     assert verify_rows(None) == []
+
+
+def test_triage_part_builds_its_log_and_shows_its_figures(tmp_path):
+    """PARTS=triage: the large log is a runtime log repeated, its times going on."""
+    from qemu.bench.figures import summarise, triage_rows
+    from qemu.bench.triagetime import build_log
+    src = tmp_path / "src.log"
+    src.write_text("[    1.000000] Linux version 6.1.192\n[    2.500000] done\n")
+    size = build_log(src, tmp_path / "big.log", 200)
+    text = (tmp_path / "big.log").read_text()
+    assert size == len(text) >= 200
+    assert "[ 1001.000000] Linux version" in text and "[ 2002.500000] done" in text
+    rows = triage_rows({"log_mib": 200.0, "peak_mib": 31.0, "seconds": summarise([10.5]),
+                        "refused": {"zero": {"seconds": 0.4}, "urandom": {"seconds": 0.4}}})
+    assert rows[0].startswith("| make triage, a 200 MiB log (peak 31 MiB resident) | 10.5")
+    assert "/dev/zero 0.4" in rows[1]

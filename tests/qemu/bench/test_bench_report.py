@@ -133,7 +133,7 @@ def test_markdown_shows_cpu_time_when_measured():
     assert "| whole-tree spatch sem_ops.cocci (1 run), CPU time | 1,200.0 (1,200.0–1,200.0) |" in md
     assert "| whole-tree spatch / audit, CPU time | 24.0x cold, 600.0x warm |" in md
     assert "| struct mutex is smaller than struct semaphore |" in md
-    assert "Not measured in this run: audit, spatch, kernel, text, boottest, verify (make bench " \
+    assert "Not measured in this run: audit, spatch, kernel, text, boottest, verify, triage (make bench " \
         "PARTS=audit," in md
     assert "make boot-test, warm" not in md
 
