@@ -24,6 +24,8 @@ import pytest
 from test_tree import fake_kernel
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests" / "classify"))
+from smalltree import git_tree as committed_tree  # noqa: E402
 LOG = REPO / "tests" / "qemu" / "logs" / "runtime-xfs-challenge-ic-sema.log"   # 6.1.192
 AUDIT = REPO / "reports" / "linux-6.1.192" / "audit.json"
 AUDIT_612 = REPO / "reports" / "linux-6.12.118" / "audit.json"
@@ -346,15 +348,9 @@ def test_reports_keeps_only_the_records_of_the_audit(tmp_path, unchanged):
 # ------------------------------------------------------------------ what the audit reads
 
 def git_tree(root: Path, files: dict[str, str]) -> Path:
+    """A fake kernel with files, committed."""
     fake_kernel(root)
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run(git + ["init", "-q"], check=True)
-    subprocess.run(git + ["add", "-A"], check=True)
-    subprocess.run(git + ["commit", "-q", "-m", "tree"], check=True)
-    return root
+    return committed_tree(root, files)
 
 
 def test_the_census_of_a_git_tree_reads_its_new_and_changed_files(tmp_path, unchanged):
