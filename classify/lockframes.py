@@ -7,7 +7,9 @@ frame can say which: the caller of the blocking (or releasing) call the task is 
                           mutex_lock*() a semaphore's down() became)
     mutex-debug report    DEBUG_LOCKS_WARN_ON / a mutex_debug warning raised inside
                           the lock API
-    sleeping in atomic    might_sleep() of the take itself
+    sleeping in atomic    might_sleep() of the take itself; or a might_sleep() in the
+                          body of the first reliable frame, when the report's file:line
+                          is in a file of the one semaphore that function takes
     non-static key        lockdep meeting a semaphore's own spinlock uninitialised, in
                           down()/up() (a sema_init() that never ran)
 
@@ -97,21 +99,51 @@ def frame_attribution(report: Report, by_function: dict[str, list[str]],
         return None
     run = _api_run(report.frames)
     call = _blocking_call(report, run)
+    if not run and report.kind == "sleep_in_atomic":
+        return _sleep_check_in_taker(report, by_function, ops, files)
     if not call or len(report.frames) == len(run):
         return None
     caller = report.frames[len(run)]
     ids = by_function.get(caller, [])
     if len(ids) != 1:
         return None
-    if report.kind in ("hung_task", "sleep_in_atomic") and not any(
-            op.startswith("down") for op in ops.get(caller, ())):
+    if report.kind in ("hung_task", "sleep_in_atomic") and not _takes(caller, ops):
         return None
-    where = f"{caller}() [{report.modules[caller]}]" if caller in report.modules \
-        else f"{caller}()"
-    if caller in report.modules and not _module_of(ids[0], files, report.modules[caller]):
-        return Attribution(None, "call trace", f"frame {where}: a module none of "
-                           f"{ids[0]}'s files builds (out of tree)")
     held = f"; {report.blocker}" if report.blocker else ""
-    return Attribution(ids[0], "call trace",
-                       f"frame {where}, the caller of {call}(), operates on this "
-                       f"semaphore only{held}")
+    return _named(report, caller, ids[0], files, f"the caller of {call}(), operates on "
+                  f"this semaphore only{held}")
+
+
+def _takes(func: str, ops: dict[str, frozenset[str]]) -> bool:
+    return any(op.startswith("down") for op in ops.get(func, ()))
+
+
+def _named(report: Report, func: str, sid: str, files: dict[str, tuple[str, ...]],
+           why: str) -> Attribution:
+    """The attribution through frame func, unless its module is none of the
+    semaphore's (out of tree)."""
+    where = f"{func}() [{report.modules[func]}]" if func in report.modules else f"{func}()"
+    if func in report.modules and not _module_of(sid, files, report.modules[func]):
+        return Attribution(None, "call trace", f"frame {where}: a module none of "
+                           f"{sid}'s files builds (out of tree)")
+    return Attribution(sid, "call trace", f"frame {where}, {why}")
+
+
+def _sleep_check_in_taker(report: Report, by_function: dict[str, list[str]],
+                          ops: dict[str, frozenset[str]],
+                          files: dict[str, tuple[str, ...]]) -> Attribution | None:
+    """Sleeping in atomic context, the check fired in the first reliable frame itself
+    (a might_sleep() in its own body, before its take: console_lock()): that frame
+    names its semaphore when it takes that one semaphore only and the report's
+    file:line is in one of the semaphore's files.  A check inlined from a header (an
+    allocation's might_sleep()) is at a file:line of the header: nothing."""
+    if not report.frames or not report.location:
+        return None
+    func = report.frames[0]
+    ids = by_function.get(func, [])
+    path = report.location.rsplit(":", 1)[0]
+    if len(ids) != 1 or not _takes(func, ops) or path not in files.get(ids[0], ()):
+        return None
+    return _named(report, func, ids[0], files, f"where might_sleep() fired "
+                  f"({report.location}, a file of this semaphore), takes this "
+                  f"semaphore only")

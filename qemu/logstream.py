@@ -11,12 +11,16 @@
                      Each kept line keeps its line number in the file (Log.line_of), so
                      a report's line is that of the file either way.  A window whose
                      text (but for time and other prefixes) repeats one kept before is
-                     counted (Log.repeats), not kept again.
+                     not kept again: each of its headlines is recorded, by its line in
+                     the file, as a repeat of the kept headline in its place
+                     (Log.repeats: the same report, so the same triage)
     sniff(path)      LogError unless the first SNIFF bytes read as text: no NUL byte,
                      few control characters, and a newline within NEWLINE_MAX bytes
 
 A file that is endless (a device, a pipe) stops at READ_MAX bytes with LogError; so
-does one whose reports alone would keep more than KEEP_MAX bytes.  Mail-quoted logs
+does one whose reports alone would keep more than KEEP_MAX bytes (one window of
+headlines without end among them).  The lines of the repeats are kept up to
+POSITIONS_MAX in all, the rest counted.  Mail-quoted logs
 over WHOLE_MAX lose the wrap width of the dropped lines (qemu.logtext): small ones
 are read whole.
 """
@@ -37,6 +41,7 @@ WHOLE_MAX = 8 << 20             # up to this size a log is read whole
 READ_MAX = 4 << 30              # an input longer than this is not a log (an endless one)
 KEEP_MAX = 64 << 20             # the text kept of a large log, at most
 LINE_MAX = 64 << 10             # a longer line is read in pieces of this size
+POSITIONS_MAX = 1 << 16         # the lines of repeated reports listed, at most
 PRE, POST = 8, 20
 _BODY = parse._MAX_BODY
 
@@ -59,13 +64,22 @@ class LogError(Exception):
 
 
 @dataclass
+class Repeats:
+    """The reports of one signature after its first: how many, and the line in the
+    file of each (the first POSITIONS_MAX of the log's, in all)."""
+    count: int = 0
+    lines: list[int] = field(default_factory=list)
+
+
+@dataclass
 class Log:
     """The text the parser reads and the file's line number of each of its lines
     (None: the text is the whole file, line numbers are its own)."""
     text: str
     head: str
     line_of: list[int] | None = field(default=None, repr=False)
-    repeats: int = 0            # the headlines of report windows dropped as repeats
+    # a kept headline's line in the file -> the headlines that repeat it word for word
+    repeats: dict[int, Repeats] = field(default_factory=dict)
 
     def file_line(self, line: int) -> int:
         """A 1-based line of text -> the 1-based line of the file."""
@@ -101,27 +115,37 @@ _HEAD_START = ("WARNING: ", "[ INFO: ", "[ BUG: ", "BUG: ", "INFO: ", "DEBUG_LOC
 
 def _headline(raw: bytes) -> bool:
     """Is this raw line (a _CANDIDATE) a report's headline, once normalised?"""
-    line = _norm(raw)
+    return _is_headline(_norm(raw))
+
+
+def _is_headline(line: str) -> bool:
     return line.startswith(_HEAD_START) and \
         any(pat.match(line) for _, pat in parse.REPORT_PATTERNS)
 
 
-# the prefixes _norm takes off each line, off every line of a text at once
-_ANSI_M = logtext._ANSI
-_QUOTE_M = re.compile(logtext._QUOTE.pattern, re.M)
-_PREFIX_M = re.compile(logtext._PREFIX.pattern, re.M)
+# A line read: its number in the file, its bytes, and its text once normalised when it
+# is a _CANDIDATE but no headline (what may be a line read anywhere), else None.
+_Line = tuple[int, bytes, "str | None"]
+
+# the prefixes _norm takes off each line, off every line of a window's bytes at once
+_ANSI_B = re.compile(logtext._ANSI.pattern.encode())
+_QUOTE_B = re.compile(logtext._QUOTE.pattern.encode(), re.M)
+_PREFIX_B = re.compile(logtext._PREFIX.pattern.encode(), re.M)
 
 
-def _key(lines: list[tuple[int, bytes]]) -> int:
+def _key(lines: list[_Line]) -> int:
     """The text of a window but for the prefixes of its lines, hashed."""
-    text = _ANSI_M.sub("", b"".join(raw for _, raw in lines).decode(errors="replace"))
-    return hash(_PREFIX_M.sub("", _QUOTE_M.sub("", text.replace("\r", ""))))
+    text = _ANSI_B.sub(b"", b"".join([raw for _, raw, _ in lines])).replace(b"\r", b"")
+    return hash(_PREFIX_B.sub(b"", _QUOTE_B.sub(b"", text)))
 
 
 def _global(raw: bytes, once: set[str]) -> bool:
     """Is this raw line (a _CANDIDATE) one read anywhere in a log?  once: the _ONCE
     kinds of line kept already."""
-    line = _norm(raw)
+    return _is_global(_norm(raw), once)
+
+
+def _is_global(line: str, once: set[str]) -> bool:
     if _GLOBAL.match(line):
         return True
     m = _ONCE.search(line)
@@ -141,9 +165,10 @@ class _Kept:
 
     def __init__(self, path: Path):
         self.path, self.lines, self.numbers, self.size = path, [], [], 0
-        self.seen: set[int] = set()
+        self.seen: dict[int, list[int]] = {}    # a kept window's key -> its headlines
         self.once: set[str] = set()
-        self.repeats = 0
+        self.repeats: dict[int, Repeats] = {}
+        self.listed = 0
 
     def add(self, n: int, raw: bytes) -> None:
         self.lines.append(raw if raw.endswith(b"\n") else raw + b"\n")
@@ -153,49 +178,64 @@ class _Kept:
             raise LogError(f"log {self.path}: its reports alone are over "
                            f"{KEEP_MAX >> 20} MiB: cut the part of the log to read")
 
-    def window(self, lines: list[tuple[int, bytes]], heads: int) -> None:
-        """A report window closed: kept, unless the same text (but for the prefixes)
-        was kept before: then its `heads` headlines count as repeats, and only its lines
-        read anywhere in a log (not headlines) are kept."""
+    def window(self, lines: list[_Line], heads: list[int]) -> None:
+        """A report window closed (heads: the lines of its headlines): kept, unless
+        the same text (but for the prefixes) was kept before: then each headline is a
+        repeat of the kept one in its place, and only its lines read anywhere in a log
+        (not headlines) are kept."""
         key = _key(lines)
         if key in self.seen:        # but its lockdep-class lines count again
-            self.repeats += heads
-            for n, raw in lines:
-                if _CANDIDATE.search(raw) and not _headline(raw) and _global(raw, self.once):
+            for first, n in zip(self.seen[key], heads):
+                rep = self.repeats.setdefault(first, Repeats())
+                rep.count += 1
+                if self.listed < POSITIONS_MAX:
+                    rep.lines.append(n)
+                    self.listed += 1
+            for n, raw, norm in lines:
+                if norm is not None and _is_global(norm, self.once):
                     self.add(n, raw)
             return
-        self.seen.add(key)
-        for n, raw in lines:
+        self.seen[key] = heads
+        for n, raw, _ in lines:
             self.add(n, raw)
 
 
 def _condense(f, path: Path) -> _Kept:
     """The lines kept of a large log (see the module's doc)."""
     kept = _Kept(path)
-    before: deque[tuple[int, bytes]] = deque(maxlen=PRE)
-    window: list[tuple[int, bytes]] = []
-    until = total = n = heads = 0          # the window goes up to line `until`
+    before: deque[_Line] = deque(maxlen=PRE)
+    window: list[_Line] = []
+    heads: list[int] = []
+    until = total = n = size = 0          # the window goes up to line `until`
     while raw := f.readline(LINE_MAX):
         n += 1
         total += len(raw)
         if total > READ_MAX:
             raise LogError(f"log {path}: more than {READ_MAX >> 30} GiB: an endless "
                            "input, or cut the part of the log to read")
-        cand = _CANDIDATE.search(raw) is not None
-        if cand and _headline(raw):
+        norm = _norm(raw) if _CANDIDATE.search(raw) else None
+        if norm is not None and _is_headline(norm):
+            norm = None
+            size += sum(len(r) for _, r, _ in before)
             window += before
             before.clear()
-            until, heads = n + _BODY + POST, heads + 1
+            until = n + _BODY + POST
+            heads.append(n)
         if n <= until:
-            window.append((n, raw))
+            window.append((n, raw, norm))
+            size += len(raw)
+            if size > KEEP_MAX:
+                raise LogError(f"log {path}: one stretch of reports from line "
+                               f"{window[0][0]} is over {KEEP_MAX >> 20} MiB: cut the "
+                               "part of the log to read")
             continue
         if window:
             kept.window(window, heads)
-            window, heads = [], 0
-        if cand and _global(raw, kept.once):
+            window, heads, size = [], [], 0
+        if norm is not None and _is_global(norm, kept.once):
             kept.add(n, raw)
         else:
-            before.append((n, raw))
+            before.append((n, raw, norm))
     if window:
         kept.window(window, heads)
     return kept

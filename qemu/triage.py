@@ -16,7 +16,10 @@ Every semaphore named says its link (classify.lockmap.attributions): its lock cl
 a lockdep map the tree acquires beside its down() (--tree), or the caller of the
 blocking call of a task hung in down*() or of a mutex-debug report
 (classify.lockframes); nothing else names one.  A log of another kernel version than
-the audit's is refused unless --other-version, and then the output says so.
+the audit's is refused unless --other-version, and then the output says so.  A log
+of any size is read in bounded memory (qemu.logstream); in one over 8 MiB a report that
+repeats an earlier one word for word (but for times and prefixes) is listed once, with
+"N further report(s) of the same signature" and the line of each.
 
 With --record OUT it writes the boot's runtime record, in the format of the runtime
 set's runtime.json (classify.runtime_records.runtime_record), for `make audit` to
@@ -286,14 +289,16 @@ def render(result: dict, log_path: Path, audit_path: Path) -> str:
     if result.get("version"):
         out.append(f"note: {result['version']}")
     out.append(f"{len(result['reports'])} report(s)" + (
-        f", and {result['repeated']} more repeating one of them word for word (not listed)"
-        if result.get("repeated") else ""))
+        f", and {result['repeated']} further report(s) of the same signature as one of "
+        "them (under it)" if result.get("repeated") else ""))
     for n, r in enumerate(result["reports"], 1):
         task = f", task {r['task']}" if r["task"] else ""
         out.append(f"  {n}. {r['kind']}: {r['title']} (line {r['line']}{task})")
         if r.get("blocker"):
             out.append(f"     blocked on a {r['blocker']}")
         out += [_lock_line(lk) for lk in r["locks"]] or ["     no lock class named"]
+        if r.get("repeats"):
+            out.append(_repeats_line(r["repeats"]))
     if not result["lockdep_classes"]:
         out.append("no \"# lockdep-class:\" lines: which semaphores ran without a report "
                    "is not known")
@@ -309,6 +314,31 @@ def render(result: dict, log_path: Path, audit_path: Path) -> str:
     c = result["record"].counts
     out.append("record: " + ", ".join(f"{k} {c[k]}" for k in STATUSES))
     return "\n".join(out)
+
+
+SHOWN_REPEATS = 8
+
+
+def attach_repeats(reports: list[dict], repeats: dict[int, logstream.Repeats]) -> int:
+    """Each report's further reports of the same signature (qemu.logstream: in a
+    large log, the same text but for times and prefixes, read once), by the line of
+    its headline; their number in all."""
+    total = 0
+    for r in reports:
+        if rep := repeats.get(r["line"]):
+            r["repeats"] = {"count": rep.count, "lines": rep.lines}
+            total += rep.count
+    return total
+
+
+def _repeats_line(rp: dict) -> str:
+    listed = rp["lines"][:SHOWN_REPEATS]
+    rest = rp["count"] - len(listed)
+    more = f", and {rest} more" + (f" (--json lists {len(rp['lines'])})" if len(
+        rp["lines"]) > len(listed) else "") if rest else ""
+    return (f"     {rp['count']} further report(s) of the same signature (the same text "
+            f"but for times and prefixes: the same triage), at line(s) "
+            f"{', '.join(map(str, listed))}{more}")
 
 
 def named_ids(result: dict) -> list[str]:
@@ -383,8 +413,9 @@ def run(args: argparse.Namespace) -> int:
     built = read_built(args.built) if args.built else None
     result = {**triage(text, audit, name, variant, marked, marks, built, scenario,
                        tree_links(args.tree, audit), data.file_line),
-              **({"version": note} if note else {}),
-              **({"repeated": data.repeats} if data.repeats else {})}
+              **({"version": note} if note else {})}
+    if repeated := attach_repeats(result["reports"], data.repeats):
+        result["repeated"] = repeated
     if args.record:
         runtime.save_record(result["record"], args.record)
     if args.json:

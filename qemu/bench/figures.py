@@ -175,8 +175,10 @@ def triage_rows(tr: dict | None) -> list[str]:
     if not tr:
         return []
     refused = ", ".join(f"/dev/{k} {v['seconds']}" for k, v in sorted(tr["refused"].items()))
+    cpu = f"; {_spread_text(tr['cpu_seconds'], digits=1)} s CPU" if tr.get(
+        "cpu_seconds") else ""
     return [f"| make triage, a {tr['log_mib']:.0f} MiB log (peak {tr['peak_mib']:.0f} MiB "
-            f"resident) | {_spread_text(tr['seconds'], digits=1)} |",
+            f"resident) | {_spread_text(tr['seconds'], digits=1)}{cpu} |",
             f"| make triage, refused: {refused} s | |"]
 
 

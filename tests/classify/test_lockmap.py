@@ -177,3 +177,30 @@ def test_first_error_is_relative_to_the_tree():
                                 "fs/a.c:1:1: error: y"]) == "fs/xfs/xfs_trace.h:431: error: x"
     assert lockmap.first_error(["make: *** Error 2"]) == "make: *** Error 2"
     assert lockmap.first_error([]) == "build failed"
+
+
+def test_a_sleep_check_in_the_function_that_takes_the_semaphore_names_it():
+    """console_lock()'s might_sleep() before its down(&console_sem): the report's
+    first reliable frame is the taker itself, its file:line in the semaphore's file."""
+    rep = report("sleep_in_atomic", frames=["xlog_write_iclog", "xlog_write"],
+                 location="fs/xfs/xfs_log.c:1880")
+    (att,) = lockmap.attributions(rep, INDEX)
+    assert (att.id, att.by) == (IC, "call trace")
+    assert "xlog_write_iclog(), where might_sleep() fired (fs/xfs/xfs_log.c:1880" in att.link
+
+
+@pytest.mark.parametrize("kind,frames,location", [
+    # a check inlined from a header (an allocation's might_sleep) in the taker
+    ("sleep_in_atomic", ["xlog_write_iclog", "xlog_write"], "include/linux/sched/mm.h:274"),
+    # the first frame only releases the semaphore, or holds ops on two of them
+    ("sleep_in_atomic", ["xlog_ioend_work"], "fs/xfs/xfs_log.c:1400"),
+    ("sleep_in_atomic", ["shared_fn"], "drivers/c/z.c:9"),
+    # the taker is not the first frame: the check fired in a callee
+    ("sleep_in_atomic", ["kmem_alloc", "xlog_write_iclog"], "fs/xfs/xfs_log.c:1880"),
+    # no file:line, or a report that is not about sleeping
+    ("sleep_in_atomic", ["xlog_write_iclog"], ""),
+    ("warning", ["xlog_write_iclog"], "fs/xfs/xfs_log.c:1880"),
+])
+def test_a_sleep_check_elsewhere_names_nothing(kind, frames, location):
+    assert lockmap.attributions(report(kind, frames=frames, location=location),
+                                INDEX) == []

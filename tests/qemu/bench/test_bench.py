@@ -73,4 +73,7 @@ def test_triage_part_builds_its_log_and_shows_its_figures(tmp_path):
     rows = triage_rows({"log_mib": 200.0, "peak_mib": 31.0, "seconds": summarise([10.5]),
                         "refused": {"zero": {"seconds": 0.4}, "urandom": {"seconds": 0.4}}})
     assert rows[0].startswith("| make triage, a 200 MiB log (peak 31 MiB resident) | 10.5")
-    assert "/dev/zero 0.4" in rows[1]
+    assert "/dev/zero 0.4" in rows[1] and "CPU" not in rows[0]   # measured before CPU time
+    rows = triage_rows({"log_mib": 200.0, "peak_mib": 31.0, "seconds": summarise([20.5]),
+                        "cpu_seconds": summarise([9.5]), "refused": {}})
+    assert rows[0].endswith("| 20.5 (20.5–20.5); 9.5 (9.5–9.5) s CPU |")
