@@ -18,6 +18,10 @@ runtime_record() turns the boots into one record per semaphore of the audit
     not-exercised              compiled into the runtime kernel, never used by a workload
     not-built                  none of its files was compiled into the runtime kernel
 
+A semaphore's entry for a boot holds the first report that names it and how many
+other reports that boot printed; the boot's own record (BootRecord) keeps every report
+of its log in order, with its lock classes, function and line (report_record()).
+
 A scenario booted several times (`repeat`, for a report that depends on timing) gives
 one entry per boot; the record then lists every outcome seen and in how many of the
 boots (`repeats`).  Names are mapped to ids by classify.lockmap.
@@ -82,6 +86,7 @@ def boot_entry(b: Boot, sid: str, ex: dict[str, Ran], reps: dict[str, list[Repor
         r = reps[sid][0]
         e.result, e.kind, e.title = "violated", r.kind, r.title
         e.detail = r.detail or None
+        e.more = len(b.reports) - 1 or None
     else:
         e.result = "clean"
     return e
@@ -189,6 +194,13 @@ def counts(records: dict[str, SemRuntime]) -> dict[str, int]:
     return out
 
 
+def report_record(r: Report, index: lockmap.SemIndex) -> ReportIds:
+    """A boot's report in its record: what it is, where the log has it, what it names."""
+    classes = list(dict.fromkeys(lk.lock_class for lk in r.locks))
+    return ReportIds(r.kind, r.title, lockmap.report_ids(r, index), classes, r.function,
+                     r.line)
+
+
 def runtime_record(audit: dict, version: str, marks: list[str], boots: list[Boot],
                    built: set[str], variants: dict[str, VariantRecord],
                    config: str) -> RuntimeRecord:
@@ -198,8 +210,7 @@ def runtime_record(audit: dict, version: str, marks: list[str], boots: list[Boot
     records = runtime_records(audit["semaphores"], boots, built)
     out_boots = {
         b.name: BootRecord(b.scenario or b.name, b.variant, b.verdict,
-                           [ReportIds(r.kind, r.title, lockmap.report_ids(r, index))
-                            for r in b.reports],
+                           [report_record(r, index) for r in b.reports],
                            [ln for _, ln in build_failures(b, index)])
         for b in boots}
     return RuntimeRecord(version, config, sorted(marks), out_boots, counts(records),

@@ -316,9 +316,13 @@ def _make_report(kind: str, m: re.Match[str], index: int, head: int,
     for lk in locks:
         first.setdefault((lk.name, lk.role), lk)
     uniq = list(first.values())
-    title = _title(kind, headline, groups, _culprit(kind, uniq, frames, groups, body))
+    culprit = _culprit(kind, uniq, frames, groups, body)
+    title = _title(kind, headline, groups, culprit)
+    # the function the title names: a WARNING's own, else the culprit
+    function = (groups.get("func") or "").split("+")[0] if kind == "warning" else culprit
     return Report(kind, title, headline, index + head + 1, task, uniq, frames, location,
-                  [ln for ln in body], modules=_modules(body), blocker=_blocker(body))
+                  [ln for ln in body], modules=_modules(body), blocker=_blocker(body),
+                  function=function)
 
 
 # Frames that are plumbing (allocator, kthread and initcall entry), never the culprit.
@@ -412,12 +416,20 @@ def _kernel_text(text: str) -> str:
     return "\n".join(clean_lines(text)) if "\x1b" in text or "\n>" in text else text
 
 
+def _file_lines(nodes: list[KtapNode], origin: list[int]) -> None:
+    """Each KTAP result's line, of the log as given (as a report's)."""
+    for node in nodes:
+        node.line = origin[node.line - 1] + 1 if node.line else 0
+        _file_lines(node.children, origin)
+
+
 def parse_log(text: str) -> ParsedLog:
     lines, origin = normalise(text)
     reports = find_reports(lines)
     for rep in reports:         # the line of the log as given, not of its kernel text
         rep.line = origin[rep.line - 1] + 1
     docs = parse_ktap(lines)
+    _file_lines(docs, origin)
     v, harness, done = verdict(lines, reports)
     dl = next((int(m[1]) for ln in lines if (m := _DEBUG_LOCKS.match(ln))), None)
     return ParsedLog(v, docs, ktap_summary(docs), reports, dl, done, harness, len(lines))

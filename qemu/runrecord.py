@@ -16,16 +16,25 @@ the directory `runtime/` that holds everything the record is made from:
 
 derive() turns that directory into the record, and the run writes runtime.json with
 derive() itself, after each variant; a test derives it again from the committed files
-and compares the bytes.  So no record says what its log does not.
+and compares the bytes.  So no record says what its log does not.  After a change of
+the parser or of the records, the committed record is derived again without a boot:
+
+    python3 -m qemu.runrecord [--version 6.1.192]     # reports/linux-<v>/runtime.json
+
+then `make audit` (audit.md shows the records) and `python3 -m classify.report.readme`
+(the docs' runtime figures).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
+import sys
 from pathlib import Path
 
 from classify import runtime_records
+from classify.paths import REPORTS_DIR
 from classify.records.base import dumps
 from classify.records.boot import Boot
 from classify.records.runtime import RuntimeRecord, VariantRecord
@@ -140,3 +149,27 @@ class Artifacts:
         self.run.update(variants={n: v.to_json() for n, v in variants.items()},
                         built=sorted(built))
         (self.directory / RUN_FILE).write_text(dumps(self.run))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Derive a committed runtime.json again from the artifacts beside it."""
+    p = argparse.ArgumentParser(prog="python3 -m qemu.runrecord",
+                                description="runtime.json derived again from runtime/")
+    p.add_argument("--version", default="6.1.192", help="kernel version of the reports")
+    p.add_argument("--reports", type=Path, default=REPORTS_DIR)
+    args = p.parse_args(argv)
+    out = args.reports / f"linux-{args.version}" / "runtime.json"
+    directory = artifacts_dir(out)
+    if not (directory / RUN_FILE).is_file():
+        print(f"runrecord: {directory / RUN_FILE}: no run recorded there", file=sys.stderr)
+        return 2
+    record = derive(json.loads((out.parent / "audit.json").read_text()), directory)
+    old = out.read_text() if out.is_file() else ""
+    out.write_text(record.dumps())
+    print(f"runrecord: {out}: {'unchanged' if old == record.dumps() else 'written'}; "
+          + ", ".join(f"{k} {v}" for k, v in record.counts.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -162,8 +162,10 @@ def evaluate_runtime(sc: Scenario, parsed: parse.ParsedLog, index: lockmap.SemIn
     """A runtime boot passes when it completed, its workload succeeded, and every report
     names a semaphore that ran as a debug mutex in it (evidence, not a failure) or is
     one the scenario declares (a report about no semaphore, said why in the scenario).
-    A challenge whose debug mutex deadlocks the kernel expects the harness's "hang".
-    A challenge that stays clean is a finding, reported by the runtime records."""
+    A challenge whose debug mutex deadlocks the kernel expects the harness's "hang" (or
+    a workload step that fails), and passes only when a report naming its semaphore
+    comes first (named_first).  A challenge that stays clean is a finding, reported by
+    the runtime records."""
     problems: list[str] = []
     if parsed.verdict != sc.verdict:
         problems.append(f"verdict {parsed.verdict}, expected {sc.verdict}")
@@ -182,7 +184,44 @@ def evaluate_runtime(sc: Scenario, parsed: parse.ParsedLog, index: lockmap.SemIn
         if not ids or any(i in marked for i in ids):
             problems.append(f"report not about a debug-mutex semaphore: {r.kind}: {r.title}"
                             f" (line {r.line}; {', '.join(ids) or 'no semaphore named'})")
+    problems += named_first(sc, parsed, index)
     return Evaluation(not problems, problems)
+
+
+def declared_failures(sc: Scenario, parsed: parse.ParsedLog,
+                      names: list[list[str]]) -> list[tuple[str, int]]:
+    """(what, its line) of each failure the scenario declares and the boot shows: the
+    hang (the first hung task that names no semaphore, or the harness's timeout) and
+    each workload step it expects to fail.  names: the ids each report names."""
+    out = []
+    if sc.verdict == "hang" and parsed.verdict == "hang":
+        first = next((r for r, ids in zip(parsed.reports, names)
+                      if r.kind == "hang" or (r.kind == "hung_task" and not ids)), None)
+        if first is not None:
+            out.append((f"the declared hang ({first.kind}: {first.title})", first.line))
+    results = {path: node for doc in parsed.ktap for path, node in doc.leaf_nodes()}
+    for step in sc.steps:
+        want = sc.ktap.get(f"s2m-init/{step}", "ok")
+        node = results.get(f"s2m-init/{step}")
+        if want != "ok" and node is not None and node.status == want:
+            out.append((f"the declared {want!r} of workload step {step}", node.line))
+    return out
+
+
+def named_first(sc: Scenario, parsed: parse.ParsedLog, index: lockmap.SemIndex) -> list[str]:
+    """A declared hang or broken workload passes only after a report that names the
+    semaphore the scenario challenges (its variant leaves it a debug mutex): a hang
+    or failure of the harness's own would otherwise pass the same way."""
+    sid = sc.variant[len("unmark:"):] if sc.variant.startswith("unmark:") else ""
+    names = [lockmap.report_ids(r, index) for r in parsed.reports]
+    problems = []
+    for what, line in declared_failures(sc, parsed, names):
+        if not sid:
+            problems.append(f"{what} at line {line}, but the scenario challenges no "
+                            "semaphore (a trust kernel)")
+        elif not any(sid in ids and r.line < line for r, ids in zip(parsed.reports, names)):
+            problems.append(f"{what} at line {line}, but no report before it names {sid}")
+    return problems
 
 
 # ------------------------------------------------------------------ the whole set

@@ -56,6 +56,7 @@ class Report(Record):
     detail: str = ""          # beyond the title: the mutex_debug count warning
     modules: dict[str, str] = field(default_factory=dict)   # frame -> its "[module]"
     blocker: str = ""         # hung-task blocker line: "semaphore, last held by task Y/M"
+    function: str = ""        # the function the title names (the culprit), or ""
 
 
 @dataclass

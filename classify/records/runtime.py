@@ -4,8 +4,9 @@ reports/linux-<version>/runtime.json is a RuntimeRecord (classify.runtime_record
 it from the boots; `python3 -m qemu triage --record` writes one for a single log):
 
     RuntimeRecord  kernel_version, config, trust_marks, counts, and by name or id:
-      boots        BootRecord: scenario, variant, verdict, its reports (ReportIds:
-                   kind, title and the ids they name), the compiler's lines
+      boots        BootRecord: scenario, variant, verdict, every report of its log
+                   in order (ReportIds: kind, title, lock classes, function, line and
+                   the ids they name), the compiler's lines
       semaphores   SemRuntime: a status of STATUSES, the boot and report that decided
                    it, a BootEntry per boot that said something, the Repeats of a
                    scenario booted several times, a finding against the static class
@@ -39,6 +40,7 @@ class BootEntry(Record):
     kind: str | None = None           # violated: the report
     title: str | None = None
     detail: str | None = None
+    more: int | None = None           # violated: the boot's other reports (its record)
     error: str | None = None          # does-not-build: the compiler's line
 
 
@@ -74,10 +76,13 @@ class SemRuntime(Record):
 
 @dataclass
 class ReportIds(Record):
-    """A report of a boot and the semaphores it names."""
+    """A report of a boot, as its log prints it, and the semaphores it names."""
     kind: str
     title: str
     ids: list[str] = field(default_factory=list)
+    lock_classes: list[str] = field(default_factory=list)   # the report's, in order
+    function: str = ""                # the function its title names, or ""
+    line: int = 0                     # its headline's line in the boot's log
 
 
 @dataclass

@@ -33,9 +33,24 @@ def _status_text(rec: SemRuntime) -> str:
     return st
 
 
+def reports_word(n: int) -> str:
+    return "report" if n == 1 else "reports"
+
+
+def more_reports(rec: SemRuntime) -> int:
+    """How many other reports the boot that decided a violated record printed (the
+    boot's record lists them all, in order)."""
+    if rec.status != VIOLATED:
+        return 0
+    return next((e.more or 0 for e in rec.boots or [] if e.boot == rec.boot), 0)
+
+
 def summary_line(rec: SemRuntime) -> str:
-    """One line for the report tables."""
+    """One line for the report tables: the first report, and how many others its boot
+    printed."""
     text = _status_text(rec)
+    if more := more_reports(rec):
+        text += f"; {more} more {reports_word(more)} in {rec.boot}"
     if rep := repeat_text(rec):
         text += f"; {rep}"
     boots = rec.boots or []

@@ -687,26 +687,98 @@ def test_evaluate_runtime_accepts_only_the_reports_a_scenario_declares():
     assert not ev.passed and "report not about a debug-mutex semaphore" in ev.problems[0]
 
 
+IC_SEMS = [{"id": IC, "class": "counting", "declared": {"path": "fs/xfs/xfs_log_priv.h",
+            "line": 204, "kind": "member"},
+            "init": [{"path": "fs/xfs/xfs_log.c", "line": 1639}], "ops": []}]
+TIMEOUT = "s2m-harness: timeout after 300 s, killed qemu after 300.1 s"
+HUNG_REBOOT = """INFO: task reboot:57 blocked for more than 120 seconds.
+      Not tainted 6.1.192+ #1
+"echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.
+task:reboot          state:D stack:0     pid:57    ppid:1      flags:0x00004000
+Call Trace:
+ <TASK>
+ __schedule+0x453/0x495
+ schedule+0x80/0xaf
+ wait_for_device_probe+0x6d/0x8a
+ device_shutdown+0xe/0x163
+ </TASK>
+"""
+
+
+def hung_log(*parts: str) -> str:
+    """The workload's log, then parts (reports) in order, ended by the harness's
+    timeout."""
+    text = LOG.format(report="".join(parts))
+    return text.replace("s2m-harness: qemu exited with status 0 after 20.0 s", TIMEOUT)
+
+
 def test_evaluate_runtime_a_challenge_may_expect_a_hang():
     """smscufx's challenge deadlocks its probe (a recursive debug mutex), and the reboot
-    waits for it: the harness's hang is what the scenario expects, not a failure."""
-    sems = [{"id": IC, "class": "counting", "declared": {"path": "fs/xfs/xfs_log_priv.h",
-             "line": 204, "kind": "member"},
-             "init": [{"path": "fs/xfs/xfs_log.c", "line": 1639}], "ops": []}]
-    index = lockmap.build_index(sems)
-    hung = parse_log(LOG.format(report="").replace(
-        "s2m-harness: qemu exited with status 0 after 20.0 s",
-        "s2m-harness: timeout after 300 s, killed qemu after 300.1 s"))
+    waits for it: the harness's hang is what the scenario expects, not a failure, when
+    a report that names the challenged semaphore comes before it."""
+    index = lockmap.build_index(IC_SEMS)
+    hung = parse_log(hung_log(BAD_UNLOCK))
     assert hung.verdict == "hang"
-    sc = load_scenario("runtime-xfs")
-    ev = runtime.evaluate_runtime(sc, hung, index, frozenset())
+    ev = runtime.evaluate_runtime(load_scenario("runtime-xfs-challenge"), hung, index,
+                                  frozenset())
     assert "verdict hang, expected completed" in ev.problems
     expecting = load_scenario("runtime-smscufx-challenge")
     assert expecting.verdict == "hang"
-    hang_only = tuple(r for r in expecting.reports if r.kind == "hang")
-    ev = runtime.evaluate_runtime(dataclasses.replace(sc, verdict="hang", reports=hang_only),
-                                  hung, index, frozenset())
+    sc = dataclasses.replace(load_scenario("runtime-xfs-challenge"), verdict="hang",
+                             reports=expecting.reports)
+    # the named report, then the hung reboot, then the harness's timeout: passes
+    both = parse_log(hung_log(BAD_UNLOCK, HUNG_REBOOT))
+    assert [r.kind for r in both.reports] == ["bad_unlock_balance", "hung_task", "hang"]
+    ev = runtime.evaluate_runtime(sc, both, index, frozenset())
     assert ev.passed, ev.problems
+
+
+def test_a_declared_hang_needs_a_report_naming_the_challenged_semaphore_first():
+    """A hang the scenario declares, with no report naming the semaphore its kernel
+    leaves a debug mutex, or with that report only after the kernel's first sign of the
+    hang, could be the harness's own: the boot fails."""
+    index = lockmap.build_index(IC_SEMS)
+    expecting = load_scenario("runtime-smscufx-challenge")
+    sc = dataclasses.replace(load_scenario("runtime-xfs-challenge"), verdict="hang",
+                             reports=expecting.reports)
+    alone = parse_log(hung_log(HUNG_REBOOT))
+    ev = runtime.evaluate_runtime(sc, alone, index, frozenset())
+    assert ev.problems == [f"the declared hang (hung_task: INFO: task reboot blocked for more "
+                           f"than N seconds in wait_for_device_probe) at line "
+                           f"{alone.reports[0].line}, but no report before it names {IC}"]
+    late = parse_log(hung_log(HUNG_REBOOT, BAD_UNLOCK))
+    ev = runtime.evaluate_runtime(sc, late, index, frozenset())
+    assert not ev.passed and "no report before it names" in ev.problems[0]
+    # the timeout alone (no hung task): the same
+    ev = runtime.evaluate_runtime(dataclasses.replace(sc, reports=tuple(
+        r for r in sc.reports if r.kind == "hang")), parse_log(hung_log()), index, frozenset())
+    assert not ev.passed and "(hang: s2m-harness: timeout" in ev.problems[0]
+    # a trust kernel challenges nothing: its declared hang never passes
+    trust = dataclasses.replace(sc, variant="trust")
+    ev = runtime.evaluate_runtime(trust, parse_log(hung_log(HUNG_REBOOT)), index, frozenset())
+    assert ev.problems and "challenges no semaphore" in ev.problems[-1]
+
+
+def test_a_declared_broken_workload_needs_a_report_naming_the_semaphore_first():
+    """raw_gadget's challenge breaks its own workload: the step's "not ok" passes
+    after a report naming the semaphore, and fails without one or before it."""
+    index = lockmap.build_index(IC_SEMS)
+    sc = dataclasses.replace(load_scenario("runtime-xfs-challenge"),
+                             ktap={"s2m-init/workload:xfs": "not ok"})
+    broken = LOG.replace("ok 2 workload:xfs", "{report}not ok 2 workload:xfs", 1)
+    first = parse_log(broken.replace("{report}", BAD_UNLOCK, 1).format(report=""))
+    assert first.reports and runtime.evaluate_runtime(sc, first, index, frozenset()).passed
+    after = parse_log(broken.replace("{report}", "", 1).format(report=BAD_UNLOCK))
+    assert after.reports[0].line > 5
+    ev = runtime.evaluate_runtime(sc, after, index, frozenset())
+    assert ev.problems == [f"the declared 'not ok' of workload step workload:xfs at line 5, "
+                           f"but no report before it names {IC}"]
+    none = parse_log(broken.replace("{report}", "", 1).format(report=""))
+    assert not runtime.evaluate_runtime(sc, none, index, frozenset()).passed
+    # and a step that is "ok" although the scenario expects it broken is still a failure
+    ev = runtime.evaluate_runtime(sc, parse_log(LOG.format(report=BAD_UNLOCK)), index,
+                                  frozenset())
+    assert ev.problems == ["workload step workload:xfs: ok, expected not ok"]
 
 
 def test_the_committed_runtime_boots_pass_their_scenarios():
