@@ -162,10 +162,23 @@ def routing(entries: list[Entry], paths: list[str], tag: str, tagged: bool,
     if tag and not tagged:
         out.append(f"MAINTAINERS routes this through {tag}: the patch is based on "
                    f"Linux {version}, so rebase it there before sending.")
-    if re.fullmatch(r"\d+\.\d+\.\d+", version or "") and not version.endswith(".0"):
+    elif not tag and _stable(version):
+        # no -next tag to say it, but the driver's own tree is where it must apply
+        tree = next((t.split()[1] for e in chain for t in e.trees
+                     if t.startswith("git ") and len(t.split()) > 1), "")
+        if tree and tree.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1] != "linux":
+            out.append(f"The patch is based on Linux {version}: rebase it onto the tree "
+                       f"MAINTAINERS names ({tree}), where the driver may have changed, "
+                       "before sending.")
+    if _stable(version):
         out.append(f"The recipients come from the MAINTAINERS of Linux {version}, a "
                    "stable release: check them against the current MAINTAINERS.")
     return out
+
+
+def _stable(version: str) -> bool:
+    """A stable release (6.1.192), not a mainline one (6.13, 6.13.0)."""
+    return bool(re.fullmatch(r"\d+\.\d+\.\d+", version or "")) and not version.endswith(".0")
 
 
 def _tag(tree: str) -> str:

@@ -15,12 +15,7 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from classify.convert.transform import SCRIPTS, cocci_id
-
-
-SIGNATURE = "sem2mutex"
 
 
 @dataclass
@@ -75,7 +70,7 @@ def functions(sem: dict, ops: tuple[str, ...]) -> list[str]:
     return [f"{f}()" for f in seen]
 
 
-def _some(funcs: list[str], most: int = 8, others: str = "other functions") -> str:
+def some_of(funcs: list[str], most: int = 8, others: str = "other functions") -> str:
     if len(funcs) <= most:
         return and_list(funcs)
     return ", ".join(funcs[:most - 1]) + f" and {len(funcs) - most + 1} {others}"
@@ -91,7 +86,10 @@ def _contexts(sem: dict, ops: tuple[str, ...]) -> tuple[list[str], list[str]]:
             continue
         for kind in o["context"].split(": ", 1)[0].split(" + "):
             kinds[kind.strip()] = None
-        for chain in o.get("callers", []):
+        # the path the context was proven on first (the audit keeps only some
+        # callers: the hard-IRQ path may not be among them), then the others
+        witness = o["context"].split(": ", 1)[1:]
+        for chain in witness + o.get("callers", []):
             root = _root(without_lines(chain.split(" -> ")[0]))
             if root:
                 roots[root] = None
@@ -140,12 +138,12 @@ def context_sentence(sem: dict, ops: tuple[str, ...], verb: str) -> str:
     """"It is taken in process context only: from hinic_open() is
     net_device_ops.ndo_open, ..." ("" when the audit has no context)."""
     kinds, roots = _contexts(sem, ops)
-    known = [k for k in kinds if k in ("process", "softirq", "hardirq")]
+    known = [k for k in ("process", "softirq", "hardirq") if k in kinds]
     if not known:
         return ""
     text = f"It is {verb} in {and_list(known)} context{'s' if len(known) > 1 else ''}"
     if roots:
-        text += f", on paths that start at {_some(roots, 6, 'others')}"
+        text += f", on paths that start at {some_of(roots, 6, 'others')}"
     if "under a lock" in kinds:
         text += "; some paths hold a spinlock"
     return text + "."
@@ -216,7 +214,7 @@ def lock_paragraph(item: Converted) -> list[str]:
     takers = functions(sem, ("down",))
     if sem.get("rule") == "lock.paired_on_one_task":
         local = _local_takers(sem)
-        besides = (f"Besides {_some(local, 3)}, which "
+        besides = (f"Besides {some_of(local, 3)}, which "
                    f"{'take and release it themselves' if len(local) > 1 else 'takes and releases it itself'}, "
                    "it is" if local else "It is")
         lines = wrap(f"{name} {_init_text(sem)}. {besides} taken in one function and "
@@ -227,12 +225,15 @@ def lock_paragraph(item: Converted) -> list[str]:
     else:
         guards = sem.get("guards") or []
         protects = f", protects {and_list(guards)}," if guards else ""
+        # one paragraph: what it is, who holds it, where from
         lines = wrap(f"{name} {_init_text(sem)}{protects} and is only held inside "
-                     f"{_some(takers)}: {'each of them releases' if len(takers) > 1 else 'it releases'} "
+                     f"{some_of(takers)}: {'each of them releases' if len(takers) > 1 else 'it releases'} "
                      "it on every path before returning, nothing else releases it, and "
-                     "no release runs in interrupt context.")
-    taken = context_sentence(sem, ("down",), "taken")
-    lines += wrap(taken) if taken else []
+                     "no release runs in interrupt context. "
+                     + context_sentence(sem, ("down",), "taken"))
+    if sem.get("rule") == "lock.paired_on_one_task":
+        taken = context_sentence(sem, ("down",), "taken")
+        lines += wrap(taken) if taken else []
     for r in sem.get("reasons", []):
         m = _TRYLOCK.match(r)
         if m:
@@ -243,16 +244,75 @@ def lock_paragraph(item: Converted) -> list[str]:
     return lines
 
 
+def _start_kind(what: str) -> str:
+    """What kind of start a path has, in the plural: "net_device_ops.ndo_open"
+    -> "net_device_ops callbacks", "a work item" -> "work items"."""
+    m = re.match(r"^(\w+)\.\w+$", what)
+    if m:
+        return f"{m.group(1)} callbacks"
+    m = re.match(r"^an? ([\w ]+)$", what)
+    return f"{m.group(1)}s" if m else what
+
+
+def _compact(items: list[Converted]) -> bool:
+    """Several plain locks all taken in process context only are said as a
+    list under one sentence, not as a paragraph each that repeats it."""
+    def plain(item: Converted) -> bool:
+        sem = item.sem
+        kinds, _ = _contexts(sem, ("down",))
+        return (sem["class"] == "mutex" and sem.get("rule") == "lock.mutex"
+                and not any(_TRYLOCK.match(r) for r in sem.get("reasons", []))
+                and [k for k in kinds if k in ("process", "softirq", "hardirq")] == ["process"]
+                and "under a lock" not in kinds)
+    return len(items) >= 3 and all(plain(i) for i in items)
+
+
+_WORDS = dict(enumerate("zero one two three four five six seven eight nine".split()))
+
+
+def locks_list(items: list[Converted]) -> list[str]:
+    """The compact form of several plain locks (_compact): one sentence of what
+    they share, a line per lock with what it protects and who holds it, and
+    where the paths that take them start."""
+    count = _WORDS.get(len(items), str(len(items)))
+    lines = wrap(f"The driver uses {count} semaphores as locks. Each is initialised "
+                 "to 1 and only held inside the functions listed with it, each of which "
+                 "releases it on every path before returning; nothing else releases "
+                 "it, and no release runs in interrupt context:")
+    lines.append("")
+    starts: dict[str, None] = {}
+    for item in items:
+        sem = item.sem
+        guards = sem.get("guards") or []
+        what = f", which protects {and_list(guards)}" if guards else ""
+        lines += wrap(f"{lock_name(sem)}{what}: {some_of(functions(sem, ('down',)))}.",
+                      "- ", hang=0)
+        for root in _contexts(sem, ("down",))[1]:
+            for w in root.partition(" (")[2].rstrip(")").split(", "):
+                starts[_start_kind(w)] = None
+    lines.append("")
+    text = "All of them are taken in process context only"
+    if starts:
+        text += f", on paths that start at {some_of(list(starts), 6, 'others')}"
+    return lines + wrap(text + ".")
+
+
 def _signal_context(sem: dict) -> list[str]:
     """Where an up() runs with a lock held or from a callback: complete() may
     be called there as up() was."""
     out = []
+    # what registered each start ("a timer"), to name the callback's kind
+    started = {r.partition(" (")[0]: r.partition(" (")[2].rstrip(")")
+               for r in _contexts(sem, ("up",))[1]}
     for o in sorted(sem.get("ops", []), key=lambda o: (o["path"], o["line"])):
         at = o.get("atomic") or ""
         if not (o["op"] == "up" and at and o.get("function")):
             continue
         m = re.match(r"called from (\w+\(\)), an interrupt/timer/tasklet callback", at)
-        where = (f"from {m.group(1)}, an interrupt, timer or tasklet callback" if m
+        kind = started.get(m.group(1), "") if m else ""
+        kind = kind if kind in ("a timer", "a tasklet", "an IRQ handler") else \
+            "an interrupt, timer or tasklet"
+        where = (f"from {m.group(1)}, {kind} callback" if m
                  else "with a spinlock held or interrupts off")
         text = f"{o['function']}() signals it {where}"
         if text not in out:
@@ -269,17 +329,17 @@ def event_paragraph(item: Converted) -> list[str]:
     start = ("is initialised to 1 and taken at once, so it starts at 0"
              if any("taken at once" in r for r in sem.get("reasons", []))
              else "starts at 0")
-    lines = wrap(f"{name} {start} and is used to wait for an event: {_some(waiters)} "
-                 f"{'waits' if len(waiters) == 1 else 'wait'} for it, {_some(signals)} "
-                 f"{'signals' if len(signals) == 1 else 'signal'} it, and no function "
-                 "does both.")
+    text = (f"{name} {start} and is used to wait for an event: {some_of(waiters)} "
+            f"{'waits' if len(waiters) == 1 else 'wait'} for it, {some_of(signals)} "
+            f"{'signals' if len(signals) == 1 else 'signal'} it, and no function "
+            "does both.")
     for ops, verb in ((("down",), "waited for"), (("up",), "signalled")):
-        said = context_sentence(sem, ops, verb)
-        lines += wrap(said) if said else []
+        text += " " + context_sentence(sem, ops, verb)
     where = _signal_context(sem)
     if where:
-        lines += wrap(f"{and_list(where)}: complete() may be called there as up() was.")
-    return lines
+        text += f" {and_list(where)}: complete() may be called there as up() was."
+    return wrap(text)
+
 
 
 def _renames(items: list[Converted]) -> list[str]:
@@ -292,6 +352,7 @@ def _renames(items: list[Converted]) -> list[str]:
 
 _CLOSING = {
     "mutex": "As a mutex it is checked by lockdep and CONFIG_DEBUG_MUTEXES.",
+    "mutexes": "As mutexes they are checked by lockdep and CONFIG_DEBUG_MUTEXES.",
     "completion": ("A completion counts the signals that come before a wait, as the "
                    "semaphore did: none is lost."),
 }
@@ -304,13 +365,18 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
     visible, the sign-off.  What is for the reviewer only goes below the ---
     (reviewer_notes); the testing statement is added by the verification."""
     body: list[str] = []
-    for item in items:
+    if _compact(items):
+        body += locks_list(items) + [""]
+    for item in items if not _compact(items) else []:
         para = (lock_paragraph if item.sem["class"] == "mutex" else event_paragraph)(item)
         body += para + [""]
+    changes = list(dict.fromkeys(c for i in items for c in return_changes(i.sem)))
+    body += [ln for c in changes for ln in wrap(c) + [""]]
     body += _renames(items) + ([""] if _renames(items) else [])
     for cls in ("mutex", "completion"):
-        if any(i.sem["class"] == cls for i in items):
-            body += wrap(_CLOSING[cls]) + [""]
+        n = sum(i.sem["class"] == cls for i in items)
+        if n:
+            body += wrap(_CLOSING["mutexes" if cls == "mutex" and n > 1 else cls]) + [""]
     for item in items:
         for wait in item.waits:
             body += wrap(without_lines(wait) + " It needs a fix of its own, which "
@@ -322,125 +388,30 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
     return f"{prefix}{subject}\n\n" + "\n".join(body) + "\n"
 
 
-def risks(sem: dict) -> list[str]:
-    """What a reviewer should check for this semaphore that is its own: a take
-    and release in two functions, and each return value whose test turns over."""
+def return_changes(sem: dict) -> list[str]:
+    """What the patch changes besides the names: each return value whose
+    meaning differs between the semaphore call and its replacement.  The body
+    says it (a maintainer reads there what the code now does)."""
     ops = {o["op"] for o in sem.get("ops", [])}
-    name = lock_name(sem)
     out = []
     if sem["class"] == "mutex":
-        if sem.get("rule") == "lock.paired_on_one_task":
-            out.append(f"{name} is held across two functions: a caller outside this "
-                       "tree must call them in pairs on one task too.")
         if "down_trylock" in ops:
-            out.append("down_trylock() returns 0 on success, mutex_trylock() 1: each "
-                       "test is turned over.")
-    else:
-        waits = sorted(ops & {"down_interruptible", "down_killable"})
-        if waits:
-            news = [f"wait_for_completion_{w[5:]}()" for w in waits]
-            verb = "returns" if len(waits) == 1 else "return"
-            out.append(f"{'/'.join(news)} {verb} -ERESTARTSYS where "
-                       f"{'/'.join(w + '()' for w in waits)} returned -EINTR: where the "
-                       "value is passed on, the patch keeps -EINTR; where it is only "
-                       "tested, nothing changes.")
-        if "down_timeout" in ops:
-            out.append("wait_for_completion_timeout() returns 0 on a timeout, "
-                       "down_timeout() 0 on success: each test is turned over.")
-        if "down_trylock" in ops:
-            out.append("try_wait_for_completion() returns true where down_trylock() "
-                       "returned 0: each test is turned over.")
-        if len(sem.get("init", [])) > 1:
-            out.append(f"{name} is initialised in more than one place: check that "
-                       "each init_completion() runs while nobody waits.")
+            out.append("mutex_trylock() returns 1 on success where down_trylock() "
+                       "returned 0, so each test of it is turned over.")
+        return out
+    waits = sorted(ops & {"down_interruptible", "down_killable"})
+    if waits:
+        news = [f"wait_for_completion_{w[5:]}()" for w in waits]
+        verb = "returns" if len(waits) == 1 else "return"
+        out.append(f"{'/'.join(news)} {verb} -ERESTARTSYS where "
+                   f"{'/'.join(w + '()' for w in waits)} returned -EINTR: where the "
+                   "value is passed on, -EINTR is kept, so callers see what they saw "
+                   "before; where it is only tested, nothing changes.")
+    if "down_timeout" in ops:
+        out.append("wait_for_completion_timeout() returns 0 on a timeout where "
+                   "down_timeout() returned 0 on success, so each test of it is "
+                   "turned over.")
+    if "down_trylock" in ops:
+        out.append("try_wait_for_completion() returns true where down_trylock() "
+                   "returned 0, so each test of it is turned over.")
     return out
-
-
-def shared_risks(items: list[Converted]) -> list[str]:
-    """What holds for several locks of a patch, said once: the callers that
-    were not followed, the declarations in headers whose other users were not
-    converted."""
-    out = []
-    unfollowed = list(dict.fromkeys(
-        f for i in items for f in functions(
-            {"ops": [o for o in i.sem.get("ops", [])
-                     if "unknown" in o.get("context", "").split(": ", 1)[0]]}, ("",))))
-    if unfollowed:
-        out.append(f"Some paths to {_some(unfollowed, 3)} start at a function stored "
-                   "in a structure whose callers were not followed: the contexts "
-                   "of those paths are not proven (the paths found are listed "
-                   "below).")
-    headers = sorted({i.sem["declared"]["path"] for i in items
-                      if i.sem["declared"]["path"].endswith(".h")})
-    if headers:
-        out.append(f"Declared in {and_list(headers)}: only the files the audit ties to "
-                   "the locks were converted; any other user of the header needs "
-                   "no change (no semaphore call of it is left).")
-    return out
-
-
-def provenance(items: list[Converted], version: str) -> list[str]:
-    """How the patch was made: per semaphore, the audit's rule and every use
-    with the line numbers of the tree it read, and the command."""
-    lines = [f"Made by sem2mutex from its audit of Linux {version}:"]
-    for item in items:
-        sem = item.sem
-        lines += [f"- {sem['id']}", f"  {sem['class']}, by the rule {sem.get('rule', '')}:"]
-        lines += [ln for e in sem.get("evidence", []) for ln in wrap(e, "    ", 75, hang=2)]
-        short = re.sub(r"^.*/", "", cocci_id(sem))
-        # one line, to copy as it is
-        lines += [f"    spatch --sp-file {SCRIPTS[sem['class']]}.cocci -D patch -D sem={short}"]
-    return lines
-
-
-def callers_notes(items: list[Converted]) -> list[str]:
-    """Below the ---: every path the audit's call graph found to each function
-    that takes, releases, waits for or signals a lock, with its file:line."""
-    lines: list[str] = []
-    for item in items:
-        seen: set[str] = set()
-        for o in sorted(item.sem.get("ops", []), key=lambda o: (o["path"], o["line"])):
-            f = o.get("function")
-            if not f or f in seen or not (o.get("callers") or o.get("context")):
-                continue
-            seen.add(f)
-            chains = o.get("callers") or [o["context"].split(": ", 1)[-1]]
-            lines += [f"  {lock_name(item.sem)}: {f}() ({o['context'].split(': ', 1)[0]}):"]
-            for chain in chains:
-                first, *hops = chain.split(" -> ")
-                lines += wrap(first, "    ", 75, hang=2)
-                lines += [ln for hop in hops for ln in wrap("-> " + hop, "      ", 75, hang=3)]
-            if o.get("callers_more"):
-                lines += [f"    and {o['callers_more']} more paths"]
-    return ["Who calls them (the audit's call graph):"] + lines if lines else []
-
-
-def reviewer_notes(items: list[Converted], version: str, routing: list[str] = ()) -> str:
-    """What goes below the --- of the patch: what to check, where to send it,
-    how it was made."""
-    checks = [r for item in items for r in risks(item.sem)]
-    checks += shared_risks(items) + [n for item in items for n in item.notes]
-    checks += [f"{lock_name(i.sem)} keeps its name: {i.name_kept}" for i in items
-               if i.name_kept]
-    lines: list[str] = []
-    if checks:
-        lines = ["Notes for the reviewer:"]
-        lines += [ln for r in checks for ln in wrap(r, "- ")]
-        lines += [""]
-    if routing:
-        lines += [ln for r in routing for ln in wrap(r)] + [""]
-    callers = callers_notes(items)
-    lines += callers + ([""] if callers else [])
-    lines += provenance(items, version)
-    return "\n".join(lines) + "\n"
-
-
-def insert_notes(patch: Path, notes: str) -> None:
-    """Put notes right after the --- line that ends the commit message of a
-    format-patch file (where `git format-patch --notes` puts them): git am
-    ignores them, a reviewer reads them."""
-    text = patch.read_text()
-    head, sep, rest = text.partition("\n---\n")
-    if not sep:
-        raise ValueError(f"{patch}: no --- line")
-    patch.write_text(head + sep + notes + "\n" + rest)

@@ -24,8 +24,8 @@ from classify.convert.maintainers import (add_recipients, on_tree, read_entries,
                                           routing, section_for, tree_tag, union)
 from classify.convert.cover import cover_subject, cover_text, fill_cover, patch_summary
 from classify.convert.identity import commit_env, identity, is_placeholder
-from classify.convert.message import (SIGNATURE, Converted, commit_message, insert_notes,
-                                      reviewer_notes, wrap)
+from classify.convert.message import Converted, commit_message, wrap
+from classify.convert.notes import evidence, insert_notes, reviewer_notes
 from classify.convert.select import Outcome, select, sem_paths, series_subsystem
 from classify.convert.subject import common_prefix, has_history, patch_prefix, summary
 from classify.convert.transform import convert, files_for, stale_comments
@@ -35,6 +35,9 @@ from classify.tree import GIT_ENV, TreeError, git, git_am, make_worktree
 
 log = logging.getLogger("sem2mutex.patches")
 
+# beside a series' patches: the audit's full listing for each patch
+EVIDENCE_DIR = "evidence"
+
 
 def format_patch(tree: Path, base: str, out: Path, cover: bool, tag: str,
                  with_base: bool, env: dict[str, str] | None = None) -> list[Path]:
@@ -42,7 +45,7 @@ def format_patch(tree: Path, base: str, out: Path, cover: bool, tag: str,
     patches, the tree tag in the subject prefix, base-commit: only for a real
     history (with_base)."""
     args = ["format-patch", "--numbered" if cover else "--no-numbered", "--zero-commit",
-            f"--signature={SIGNATURE}", f"--subject-prefix=PATCH{' ' + tag if tag else ''}",
+            "--no-signature", f"--subject-prefix=PATCH{' ' + tag if tag else ''}",
             "-o", str(out)]
     args += ["--cover-letter"] if cover else ["--no-cover-letter"]
     args += [f"--base={base}"] if with_base else ["--no-base"]
@@ -110,10 +113,10 @@ class Commit:
     cls: set[str]
     hand_notes: str = ""
 
-    def notes(self, version: str, routes: list[str]) -> str:
+    def notes(self, version: str, routes: list[str], evidence_name: str = "") -> str:
         """Below the ---: a patch without a cover letter says where it goes."""
         if self.items:
-            return reviewer_notes(self.items, version, routes)
+            return reviewer_notes(self.items, version, routes, evidence_name)
         lines = [ln for r in routes for ln in wrap(r)]
         return self.hand_notes + ("\n" + "\n".join(lines) + "\n" if lines else "")
 
@@ -264,7 +267,14 @@ def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
         own = patches[1:] if several else patches
         lists = []
         for patch, commit in zip(own, commits):
-            insert_notes(patch, commit.notes(version, [] if several else routes))
+            shown = ""
+            if commit.items:
+                # in a directory of its own: `git send-email <series dir>` sends
+                # the files of the directory, not those of its subdirectories
+                shown = f"{EVIDENCE_DIR}/{patch.stem}.txt"
+                (out / EVIDENCE_DIR).mkdir(exist_ok=True)
+                (out / shown).write_text(evidence(commit.items, version))
+            insert_notes(patch, commit.notes(version, [] if several else routes, shown))
             # the sender (the From: get_maintainer.pl reads) is no recipient
             lists.append(recipients(tree, patch, env["GIT_AUTHOR_EMAIL"]))
             add_recipients(patch, *lists[-1])

@@ -15,6 +15,7 @@ import pytest
 
 from classify.convert import maintainers as M
 from classify.convert import identity, message
+from classify.convert import notes as below
 from classify.convert import series
 from classify.convert import subject
 from classify.tree import GIT_ENV
@@ -148,6 +149,71 @@ def test_routing_names_an_orphan_s_next_entry_and_a_stable_base():
     # look-alikes: a maintained entry, a base on the tree, a mainline release
     entries = M.parse_maintainers(MAINTAINERS)
     assert M.routing(entries, ["drivers/foo/foo.c"], "net-next", True, "6.13") == []
+
+
+def test_routing_names_the_driver_s_own_tree_when_no_next_tag_says_it():
+    tree = "git git://git.kernel.org/pub/scm/linux/kernel/git/gregkh/staging.git"
+    entries = [M.Entry("STAGING SUBSYSTEM", ("drivers/staging/",), (), (tree,), "Supported")]
+    notes = M.routing(entries, ["drivers/staging/v/v.c"], "", False, "6.1.192")
+    assert any("rebase it onto the tree MAINTAINERS names "
+               "(git://git.kernel.org/pub/scm/linux/kernel/git/gregkh/staging.git)"
+               in " ".join(n.split()) for n in notes)
+    # look-alikes: a mainline base, an entry without a tree, Linus' tree
+    assert not any("rebase" in n for n in M.routing(entries, ["drivers/staging/v/v.c"], "",
+                                                    False, "6.13"))
+    bare = [M.Entry("STAGING SUBSYSTEM", ("drivers/staging/",), (), (), "Supported")]
+    assert not any("rebase" in n for n in M.routing(bare, ["drivers/staging/v/v.c"], "",
+                                                    False, "6.1.192"))
+    linus = [M.Entry("X", ("drivers/staging/",), (), (
+        "git git://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git",), "Supported")]
+    assert not any("rebase" in n for n in M.routing(linus, ["drivers/staging/v/v.c"], "",
+                                                    False, "6.1.192"))
+
+
+def test_several_plain_locks_are_one_sentence_and_a_line_each():
+    def plain(name, funcs, context="process: a.c:1 f() is net_device_ops.ndo_open (process)"):
+        s = sem(f"drivers/n/h.h:{name}", ops=[("drivers/n/h.c", n, "down")
+                                              for n, _ in enumerate(funcs, 1)])
+        for o, f in zip(s["ops"], funcs):
+            o.update(function=f, context=context, callers=[context.split(": ", 1)[1]])
+        s["rule"] = "lock.mutex"
+        return message.Converted(s)
+    items = [plain("a.x_lock", ["f"]), plain("b.y_lock", ["g", "h"]), plain("c.z_lock", ["k"])]
+    msg = message.commit_message("net: h: ", "s", items, None)
+    assert "The driver uses three semaphores as locks." in msg
+    assert "\n- y_lock: g() and h().\n" in msg
+    assert "start at net_device_ops callbacks." in " ".join(msg.split())
+    assert msg.count("released") + msg.count("releases") == 2     # said once
+    assert "As mutexes they are checked" in msg
+    # look-alikes: two locks, or one taken in softirq context: a paragraph each
+    two = message.commit_message("net: h: ", "s", items[:2], None)
+    assert "semaphores as locks" not in two and two.count("on every path") == 2
+    soft = plain("d.w_lock", ["t"], "softirq: a.c:1 t() is timer_list.function (softirq)")
+    mixed = message.commit_message("net: h: ", "s", items + [soft], None)
+    assert "semaphores as locks" not in mixed and mixed.count("on every path") == 4
+
+
+def test_the_path_that_proved_a_context_is_named_among_the_starts():
+    s = sem("include/linux/p.h:p.irq", "completion", ops=[("drivers/p/i.c", 5, "up")])
+    s["ops"][0].update(
+        function="wakeup",
+        context="hardirq + process: drivers/p/m.c:317 m_init() registers m_irq() with "
+                "request_irq() (hardirq) -> drivers/p/m.c:183 m_irq() calls wakeup()",
+        callers=["drivers/c/lp.c:786 lp_write() is file_operations.write (process)"])
+    said = message.context_sentence(s, ("up",), "signalled")
+    assert said.startswith("It is signalled in process and hardirq contexts")
+    assert "m_irq() (an IRQ handler)" in said and "lp_write()" in said
+    # look-alike: the same hard-IRQ path not proven (only a caller): still named
+    # once, not twice
+    assert said.count("m_irq()") == 1
+
+
+def test_a_changed_return_value_is_said_in_the_body():
+    c = sem("a/b.c:d.e", "completion", ops=[("a/b.c", 3, "down_timeout")])
+    msg = message.commit_message("a: ", "s", [message.Converted(c)], None)
+    assert "wait_for_completion_timeout() returns 0 on a timeout" in " ".join(msg.split())
+    m = sem("a/b.c:d.l", ops=[("a/b.c", 3, "down")])
+    assert "returns" not in message.commit_message("a: ", "s", [message.Converted(m)], None)
 
 
 def test_tree_tag_of_known_and_unknown_trees():
@@ -344,8 +410,14 @@ def test_the_audit_listing_goes_below_the_dashes_and_the_body_says_who_holds_it(
     item = message.Converted(s)
     msg = message.commit_message("x: ", "Convert the d semaphore to a mutex", [item],
                                  "A <a@kernel.org>")
-    notes = message.reviewer_notes([item], "6.1.192")
-    assert all(e not in msg for e in s["evidence"]) and all(e in notes for e in s["evidence"])
+    notes = below.reviewer_notes([item], "6.1.192", evidence_name="evidence/0001-x.txt")
+    full = below.evidence([item], "6.1.192")
+    assert all(e not in msg for e in s["evidence"]) and all(e in full for e in s["evidence"])
+    # below the --- a few lines name the rule and the file, not the listing
+    assert all(e not in notes for e in s["evidence"])
+    assert "Linux 6.1.192." in notes and "evidence/0001-x.txt" in notes
+    s["rule"] = "lock.mutex"
+    assert "(rule lock.mutex)" in below.reviewer_notes([item], "6.1.192")
     assert "only held inside f() and g()" in msg and "lock.mutex" not in msg
     assert msg.rstrip().endswith("Signed-off-by: A <a@kernel.org>")
     # nothing here says how it was tested: the verification writes that
@@ -399,7 +471,7 @@ def test_insert_notes_below_the_dashes(tmp_path):
     p = tmp_path / "p.patch"
     p.write_text("Subject: x\n\nwhy\n\nSigned-off-by: A <a@k>\n---\n a.c | 2 +-\n\n"
                  "diff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n")
-    message.insert_notes(p, "Notes for the reviewer:\n- one\n")
+    below.insert_notes(p, "Notes for the reviewer:\n- one\n")
     assert p.read_text().startswith("Subject: x\n\nwhy\n\nSigned-off-by: A <a@k>\n---\n"
                                     "Notes for the reviewer:\n- one\n\n a.c | 2 +-\n")
 
@@ -641,7 +713,7 @@ def test_continuation_lines_are_indented():
     s = sem("drivers/infiniband/hw/hns/hns_roce_device.h:hns_roce_cmdq.poll_sem")
     s["evidence"] = ["drivers/infiniband/hw/hns/hns_roce_cmd.c:69: down() in "
                      "hns_roce_cmd_mbox_poll()", "a.c:1: up() in f()"]
-    notes = message.reviewer_notes([message.Converted(s)], "6.1.192")
+    notes = below.evidence([message.Converted(s)], "6.1.192")
     assert ("    drivers/infiniband/hw/hns/hns_roce_cmd.c:69: down() in\n"
             "      hns_roce_cmd_mbox_poll()\n    a.c:1: up() in f()\n") in notes
     assert all(len(ln) <= 75 or len(ln.split()) <= 2 or ln.lstrip().startswith("spatch ")
@@ -654,7 +726,7 @@ def test_a_paired_mutex_says_how_its_take_and_release_were_paired():
            "ops": [{"op": "down", "path": "drivers/a/a.c"},
                    {"op": "up", "path": "drivers/a/a.c"}]}
     def said(s):
-        return " ".join(message.risks(s) + message.shared_risks([message.Converted(s)]))
+        return " ".join(below.risks(s) + below.shared_risks([message.Converted(s)]))
     paired, plain = said(sem), said({**sem, "rule": "lock.mutex"})
     assert "is held across two functions" in paired
     assert "is held across two functions" not in plain
@@ -732,7 +804,7 @@ def test_the_message_names_the_context_and_where_the_paths_start():
     assert said == ("It is taken in process context, on paths that start at "
                     "pvcalls_back_event() (a threaded IRQ handler) and "
                     "pvcalls_back_changed() (xenbus_driver.otherend_changed).")
-    notes = "\n".join(message.callers_notes([message.Converted(s)]))
+    notes = "\n".join(below.callers_notes([message.Converted(s)]))
     assert "drivers/xen/pvcalls-back.c:889 pvcalls_back_event() calls f()" in \
         " ".join(notes.split())
     # a start whose context is unknown is not named in the message, but said
@@ -741,14 +813,14 @@ def test_the_message_names_the_context_and_where_the_paths_start():
         "drivers/x.c:3 g() is stored in s.cb: its callers are not followed"])
     assert message.context_sentence(s, ("down",), "taken") == (
         "It is taken in process context.")
-    assert message.shared_risks([message.Converted(s)])[0].startswith(
+    assert below.shared_risks([message.Converted(s)])[0].startswith(
         "Some paths to f() start at a function stored in a structure whose callers "
         "were not followed")
     s["ops"][0]["context"] = "process: x"
-    assert message.shared_risks([message.Converted(s)]) == []
+    assert below.shared_risks([message.Converted(s)]) == []
     del s["ops"][0]["context"], s["ops"][0]["callers"]
     assert message.context_sentence(s, ("down",), "taken") == ""
-    assert message.callers_notes([message.Converted(s)]) == []
+    assert below.callers_notes([message.Converted(s)]) == []
 
 
 def test_a_reason_loses_every_line_number_of_the_tree():

@@ -16,6 +16,7 @@ from classify import kbuild
 from classify import tree
 from classify.convert import maintainers
 from classify.convert import message
+from classify.convert import notes as below
 from classify.convert import select
 from classify.convert import series
 from classify.convert import subject
@@ -274,8 +275,14 @@ def test_one_semaphore_converted_the_other_untouched(tmp_path, monkeypatch):
     text = patch.read_text()
     assert "Subject: [PATCH] foo: Convert the dev semaphore to a mutex" in text
     assert "Signed-off-by: A U Thor <author@example.org>" in text
-    # the audit's evidence, below the ---
-    assert "drivers/foo/foo.c:9: down() in f()" in text.split("\n---\n", 1)[1]
+    # the audit's evidence: named below the ---, in a file of its own beside
+    # the patch, in a subdirectory (git send-email <dir> does not send it)
+    shown = f"evidence/{patch.stem}.txt"
+    assert shown in " ".join(text.split("\n---\n", 1)[1].split())
+    assert "drivers/foo/foo.c:9: down() in f()" in (patch.parent / shown).read_text()
+    assert "drivers/foo/foo.c:9: down() in f()" not in text
+    # no signature below the diff for the mail to carry
+    assert "\n-- \n" not in text
     assert "base-commit:" not in text          # a copied tree has no real history
     removed = [ln[1:] for ln in text.splitlines()
                if ln.startswith("-") and not ln.startswith("---")]
@@ -593,7 +600,7 @@ def test_commit_message_lines_fit_checkpatch():
     msg = message.commit_message("staging: vchiq_arm: ",
                                  "Convert the g_free_fragments semaphore to a mutex", [item],
                                  "A <a@example.org>")
-    notes = message.reviewer_notes([item], "6.1.192")
+    notes = below.evidence([item], "6.1.192")
     body = msg.split("\n\n", 1)[1]
     # checkpatch's 75 columns in the message; below the --- only a path too long
     # to break may pass them
@@ -605,8 +612,10 @@ def test_commit_message_lines_fit_checkpatch():
     assert "-D sem=" not in msg and "Made by sem2mutex" not in msg   # notes stay below ---
     # a completion waited for interruptibly: the -EINTR note; a mutex: none
     c = sem("a/b.c:d.e", "completion", ops=[("a/b.c", 3, "down_interruptible")])
-    assert "-EINTR" in message.reviewer_notes([message.Converted(c)], "6.1")
-    assert "-EINTR" not in notes
+    said = message.commit_message("a: ", "s", [message.Converted(c)], None)
+    assert "-EINTR is kept" in said
+    assert "-EINTR" not in below.reviewer_notes([message.Converted(c)], "6.1")
+    assert "-EINTR" not in msg and "-EINTR" not in notes
 
 
 @needs_spatch

@@ -1,0 +1,145 @@
+"""What goes below the --- of a conversion patch, where git am drops it: what
+the reviewer should check, where the patch goes, what made it; and the
+audit's full listing for the patch (who calls each function that uses a
+lock, every use with the tree's line numbers, the spatch command), written
+to a file of its own beside the series for the one who sends it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from classify.convert.message import Converted, and_list, functions, lock_name, some_of, wrap
+from classify.convert.transform import SCRIPTS, cocci_id
+
+
+def risks(sem: dict) -> list[str]:
+    """What a reviewer should check for this semaphore that is its own: a take
+    and release in two functions, a completion initialised twice."""
+    name = lock_name(sem)
+    out = []
+    if sem["class"] == "mutex":
+        if sem.get("rule") == "lock.paired_on_one_task":
+            out.append(f"{name} is held across two functions: a caller outside this "
+                       "tree must call them in pairs on one task too.")
+    elif len(sem.get("init", [])) > 1:
+        out.append(f"{name} is initialised in more than one place: check that "
+                   "each init_completion() runs while nobody waits.")
+    return out
+
+
+def shared_risks(items: list[Converted]) -> list[str]:
+    """What holds for several locks of a patch, said once: the callers that
+    were not followed, the declarations in headers whose other users were not
+    converted."""
+    out = []
+    unfollowed = list(dict.fromkeys(
+        f for i in items for f in functions(
+            {"ops": [o for o in i.sem.get("ops", [])
+                     if "unknown" in o.get("context", "").split(": ", 1)[0]]}, ("",))))
+    if unfollowed:
+        out.append(f"Some paths to {some_of(unfollowed, 3)} start at a function stored "
+                   "in a structure whose callers were not followed: the contexts "
+                   "of those paths are not proven (the paths found are in the "
+                   "evidence).")
+    headers = sorted({i.sem["declared"]["path"] for i in items
+                      if i.sem["declared"]["path"].endswith(".h")})
+    where = and_list(headers)
+    if len(headers) > 1 and len({h.rsplit("/", 1)[0] for h in headers}) == 1:
+        where = (f"{headers[0].rsplit('/', 1)[0]}/ "
+                 f"({and_list([h.rsplit('/', 1)[1] for h in headers])})")
+    if headers:
+        out.append(f"Declared in {where}: only the files the audit ties to "
+                   "the locks were converted; any other user of the header needs "
+                   "no change (no semaphore call of it is left).")
+    return out
+
+
+def provenance(items: list[Converted], version: str) -> list[str]:
+    """How the patch was made: per semaphore, the audit's rule and every use
+    with the line numbers of the tree it read, and the command."""
+    lines = [f"Made by sem2mutex from its audit of Linux {version}:"]
+    for item in items:
+        sem = item.sem
+        lines += [f"- {sem['id']}", f"  {sem['class']}, by the rule {sem.get('rule', '')}:"]
+        lines += [ln for e in sem.get("evidence", []) for ln in wrap(e, "    ", 75, hang=2)]
+        short = re.sub(r"^.*/", "", cocci_id(sem))
+        # one line, to copy as it is
+        lines += [f"    spatch --sp-file {SCRIPTS[sem['class']]}.cocci -D patch -D sem={short}"]
+    return lines
+
+
+def made_by(items: list[Converted], version: str, evidence_name: str) -> list[str]:
+    """Below the ---, in a few lines: what made the patch, and where the audit's
+    full listing for it is (evidence(), a file beside the patch: a reviewer on
+    the list needs the rule, not a page of the tool's line numbers)."""
+    rules = sorted({i.sem["rule"] for i in items if i.sem.get("rule")})
+    text = f"Made by sem2mutex from its audit of Linux {version}"
+    if rules:
+        text += f" (rule{'s' if len(rules) > 1 else ''} {and_list(rules)})"
+    text += "."
+    if evidence_name:
+        text += (f" Every use of {'each lock' if len(items) > 1 else 'the lock'} and "
+                 f"every path to it that the audit found are in {evidence_name}.")
+    return wrap(text)
+
+
+def evidence(items: list[Converted], version: str) -> str:
+    """The audit's full listing for one patch, for the one who sends it: who
+    calls each function that uses a lock, every use with the line numbers of
+    the tree it read, and the spatch command that made the change."""
+    callers = callers_notes(items)
+    return "\n".join(callers + ([""] if callers else []) + provenance(items, version)) + "\n"
+
+
+def callers_notes(items: list[Converted]) -> list[str]:
+    """Below the ---: every path the audit's call graph found to each function
+    that takes, releases, waits for or signals a lock, with its file:line."""
+    lines: list[str] = []
+    for item in items:
+        seen: set[str] = set()
+        for o in sorted(item.sem.get("ops", []), key=lambda o: (o["path"], o["line"])):
+            f = o.get("function")
+            if not f or f in seen or not (o.get("callers") or o.get("context")):
+                continue
+            seen.add(f)
+            chains = o.get("callers") or [o["context"].split(": ", 1)[-1]]
+            lines += [f"  {lock_name(item.sem)}: {f}() ({o['context'].split(': ', 1)[0]}):"]
+            for chain in chains:
+                first, *hops = chain.split(" -> ")
+                lines += wrap(first, "    ", 75, hang=2)
+                lines += [ln for hop in hops for ln in wrap("-> " + hop, "      ", 75, hang=3)]
+            if o.get("callers_more"):
+                lines += [f"    and {o['callers_more']} more paths"]
+    return ["Who calls them (the audit's call graph):"] + lines if lines else []
+
+
+def reviewer_notes(items: list[Converted], version: str, routing: list[str] = (),
+                   evidence_name: str = "") -> str:
+    """What goes below the --- of the patch: what to check, where to send it,
+    what made it (its full evidence is evidence_name, a file of its own)."""
+    checks = [r for item in items for r in risks(item.sem)]
+    checks += shared_risks(items) + [n for item in items for n in item.notes]
+    checks += [f"{lock_name(i.sem)} keeps its name: {i.name_kept}" for i in items
+               if i.name_kept]
+    lines: list[str] = []
+    if checks:
+        lines = ["Notes for the reviewer:"]
+        lines += [ln for r in checks for ln in wrap(r, "- ")]
+        lines += [""]
+    if routing:
+        lines += [ln for r in routing for ln in wrap(r)] + [""]
+    lines += made_by(items, version, evidence_name)
+    return "\n".join(lines) + "\n"
+
+
+def insert_notes(patch: Path, notes: str) -> None:
+    """Put notes right after the --- line that ends the commit message of a
+    format-patch file (where `git format-patch --notes` puts them): git am
+    ignores them, a reviewer reads them."""
+    text = patch.read_text()
+    head, sep, rest = text.partition("\n---\n")
+    if not sep:
+        raise ValueError(f"{patch}: no --- line")
+    patch.write_text(head + sep + notes + "\n" + rest)
