@@ -111,7 +111,7 @@ K = --kernel $(call sh,$(KERNEL))
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
 .PHONY: help setup check test audit evaluate patches reports marking boot-test bitcheck triage \
-	full-kernel bench clean distclean
+	full-kernel bench clean distclean selftest-control
 
 help:
 	@echo "sem2mutex targets (all but setup, clean and distclean take KERNEL=/path/to/kernel/tree,"
@@ -127,6 +127,8 @@ help:
 	@echo "  marking    regenerate kernel-patches/<version>/0004 (the counting pool marked) from"
 	@echo "             the audit (CHECK=1, EXCLUDE=)"
 	@echo "  boot-test  build DEBUG_MUTEX_FULL kernels and boot them in QEMU (ARCH=arm64: -M virt)"
+	@echo "  selftest-control  the pristine control of the kernel's locking tests: the tree"
+	@echo "             without the series, the same config, built and booted (one kernel)"
 	@echo "  full-kernel  a DEBUG_MUTEX_FULL + lockdep kernel of your own CONFIG=.config: series"
 	@echo "             and marking applied, merged, every requested option checked, built"
 	@echo "             (ARCH=x86_64|arm64, BUILD=0, MODULES=1, BOOT=1 boots it in QEMU)"
@@ -230,6 +232,16 @@ boot-test:
 		make flex bison bc cpio
 	$(PYTHON) -m qemu boot-test $(K) --arch $(BOOT_ARCH)$(if $(SCENARIOS), \
 		--set $(call sh,$(SCENARIOS)))
+
+# The pristine control of the kernel's own locking tests (qemu/pristine.py): the
+# scenarios with `control = true` booted on the tree without the series, the same
+# configuration otherwise; one more kernel, built on demand, never by `make test`.
+# Its logs go to reports/linux-<version>/selftest/pristine/ for the trees `make setup`
+# unpacks (work/reports/ for another), where boot-test classes each report of the
+# series kernel's boots against them.
+selftest-control:
+	@$(PREFLIGHT) --free-gib 4 qemu-system-x86_64 busybox gcc ccache make flex bison bc cpio
+	$(PYTHON) -m qemu selftest-control $(K)
 
 # CONFIG=<your .config> (required; only read).  ARCH= (default: the config's own),
 # BUILD=0 stops after the merge and its check, MODULES=1 builds the modules too,

@@ -11,15 +11,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from classify.allocated import Family, families
+from classify.calls import HelperCalls
 from classify.census import (ACQUIRE, Census, Decl, Op, candidate_files, count_value,
                              resolve_address, subsystem, take_census)
 from classify.census.callgraph import CallGraph, build_callgraph
+from classify.census.guards import weigh
 from classify.census.cscan import clean_source, read_text
 from classify.census.pairs import prove_pairing
 from classify.census.resolver import resolve_pointer
@@ -83,8 +84,19 @@ def _join_decls(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]
             sf.not_analysed.append(f"{d.path}: {ff.error}")
 
 
+def _function(op: Op, seen: str) -> str:
+    """The function a call is in: spatch's, which knows it better than the census'
+    brace scan, except in the body of a #define (`#define down_console_sem() ...`):
+    spatch calls that `something_else`, the census names the macro, whose uses are
+    its callers in the call graph."""
+    if op.func.startswith("macro ") or not seen or seen == "something_else":
+        return op.func
+    return seen
+
+
 def _join_ops(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) -> None:
     seen_ops, balanced, atomic = _spatch_index(facts)
+    source = _clean_sources(c, c.root)
     for op in c.ops:
         ff = facts.get(op.path)
         if op.via == "ambiguous":
@@ -106,50 +118,54 @@ def _join_ops(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) 
                                      op.path, op.line, op.op))
             continue
         analysed = (op.path, op.line, op.op) in seen_ops
-        # spatch knows the enclosing function better than the census' brace scan
-        func = seen_ops.get((op.path, op.line, op.op)) or op.func
+        func = _function(op, seen_ops.get((op.path, op.line, op.op), ""))
+        why, guard = atomic.get((op.path, op.line, op.op), ""), ""
+        if why:
+            why, guard = weigh(source(op.path), op.line, why)
         sf.ops.append(OpFact(op.op, op.path, op.line, func, analysed=analysed,
                              balanced=(op.path, op.line) in balanced and op.op in ACQUIRE,
-                             atomic=atomic.get((op.path, op.line, op.op), ""),
-                             note=op.note, loop=op.loop))
+                             atomic=why, note=op.note, loop=op.loop, guard=guard))
 
 
 def _join_escapes(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) -> None:
-    """Addresses handed to other code, resolved by the census like the calls; an
-    address stored in a `struct semaphore *` the census knows is followed."""
+    """Addresses handed to other code, resolved by the census like the calls: one
+    passed to a function with a summary is that function's calls at the call
+    (classify.calls), one stored in a `struct semaphore *` the census knows is
+    followed (_follow_pointers); the others stay escapes."""
     stored: dict[str, list[tuple[str, EscapeFact]]] = {}
+    helpers = HelperCalls(c, facts)
     for rel, ff in facts.items():
         for f in ff.facts:
             if f.get("fact") != "escape":
                 continue
-            func = f.get("func", "")
+            func = _escape_function(c, rel, f.get("func", ""), f["line"])
             target = resolve_address(c, rel, func, f["expr"], f["line"])
             if target not in out:
                 continue
             esc = EscapeFact(rel, f["line"], func, f.get("to", "other code"))
+            if not f.get("lhs"):
+                kept = helpers.apply(out[target], esc, "&" + f["expr"])
+                if kept is not None:
+                    out[target].escapes.append(kept)
+                continue
             out[target].escapes.append(esc)
-            pid = resolve_pointer(c, rel, func, f["lhs"], f["line"]) if f.get("lhs") \
-                else _parameter(c, rel, f.get("to", ""))
+            pid = resolve_pointer(c, rel, func, f["lhs"], f["line"])
             if pid:
                 stored.setdefault(pid, []).append((target, esc))
+    helpers.finish(out)
     _follow_pointers(c, facts, out, stored)
     for sf in out.values():
         sf.escapes = sorted(set(sf.escapes), key=lambda e: (e.path, e.line, e.to))
 
 
-def _parameter(c: Census, rel: str, to: str) -> str:
-    """The `struct semaphore *` parameter an address passed to `to` ("f()") lands
-    in: f's only such parameter, f defined in rel or in a header; "" otherwise."""
-    if not to.endswith("()"):
-        return ""
-    name = to[:-2]
-    params = [p for p in c.pointers.values() if p.kind == "param" and p.func == name
-              and (p.path == rel or p.path.endswith(".h"))]
-    if len(params) != 1:
-        return ""
-    # a prototype's parameter has no body to follow: only a definition counts
-    body = re.compile(rf"\b{re.escape(name)}\s*\([^;{{}}]*\)\s*\{{")
-    return params[0].id if body.search(c.texts.get(params[0].path, "")) else ""
+def _escape_function(c: Census, rel: str, func: str, line: int) -> str:
+    """spatch's function of an escape; in a #define's body (spatch's
+    `something_else`) the census' macro name."""
+    if func != "something_else":
+        return func
+    macro = next((o.func for o in c.ops if o.path == rel and o.line == line
+                  and o.func.startswith("macro ")), "")
+    return macro
 
 
 def _follow_pointers(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts],
@@ -192,11 +208,12 @@ def _pair_targets(sf: SemFacts) -> tuple[dict, set, dict, dict]:
         return {}, set(), downs, ups
     for o in sf.ops:
         if o.func and (o.op in ACQUIRE or o.op == "up"):
-            (downs if o.op in ACQUIRE else ups).setdefault((o.path, o.func), []).append(o.line)
+            (downs if o.op in ACQUIRE else ups).setdefault(_node(o.path, o.func),
+                                                          []).append(o.line)
     takers: dict[tuple[str, str], list[int]] = {}
     for o in sf.ops:
         if o.op in ACQUIRE and o.func and not o.balanced:
-            takers.setdefault((o.path, o.func), []).append(o.line)
+            takers.setdefault(_node(o.path, o.func), []).append(o.line)
     releasers = set(ups) - set(downs)
     return takers, releasers, downs, ups
 
@@ -215,18 +232,23 @@ def _clean_sources(c: Census, root: Path):
     return source
 
 
+def _asks_context(o: OpFact) -> bool:
+    """A down_trylock(), whose fate depends on where its function runs, and a call
+    through a helper, which spatch's atomic-context facts do not cover."""
+    return bool(o.func) and (o.op == "down_trylock" or bool(o.via))
+
+
 def _trylock_targets(semfacts: dict[str, SemFacts]) -> set[tuple[str, str]]:
-    """The functions that call down_trylock(): the rule that decides a trylock's
-    fate needs their execution contexts."""
-    return {(o.path, o.func) for sf in semfacts.values() for o in sf.ops
-            if o.op == "down_trylock" and o.func}
+    """The functions whose execution contexts the rules need (_asks_context)."""
+    return {_node(o.path, o.func) for sf in semfacts.values() for o in sf.ops
+            if _asks_context(o)}
 
 
 def add_contexts(graph: CallGraph, semfacts: dict[str, SemFacts],
                  targets: set[tuple[str, str]]) -> None:
     for sf in semfacts.values():
         sf.ops = [dataclasses.replace(o, context=_context_text(graph.contexts(o.path, o.func)))
-                  if (o.path, o.func) in targets and o.op == "down_trylock" else o
+                  if _node(o.path, o.func) in targets and _asks_context(o) else o
                   for o in sf.ops]
 
 
@@ -364,7 +386,8 @@ def run_audit(kernel: Path, cache_dir: Path, fresh: bool = False, jobs: int | No
                       {d.path for d in c.sems.values() if d.kind != "member"})
     names = sorted({d.name for d in c.sems.values()})
     facts = collect_facts(root, relevant, c.texts, cache, cache_dir, jobs=jobs,
-                          timeout=timeout, nice=nice, names=names)
+                          timeout=timeout, nice=nice, names=names,
+                          rewritten=frozenset(c.expanded))
     t_facts = time.monotonic() - started - t_census
     semfacts = join(c, facts)
     graph_started = time.monotonic()

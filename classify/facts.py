@@ -122,9 +122,11 @@ def parse_output(stdout: str) -> list[dict]:
 
 
 def run_spatch(cwd: Path, rel: str, script: Path, timeout: float,
-               nice: int = 10, names: str = "", extra: list[str] | None = None) -> FileFacts:
-    run = spatch.run([*SPATCH_FLAGS, "--sp-file", str(script), rel, *(extra or [])], cwd,
-                     timeout, nice, env={"SEM2MUTEX_NAMES": names} if names else None)
+               nice: int = 10, names: str = "", extra: list[str] | None = None,
+               arg: str = "") -> FileFacts:
+    """Facts of rel; arg: the file spatch reads instead (a text the census rewrote)."""
+    run = spatch.run([*SPATCH_FLAGS, "--sp-file", str(script), arg or rel, *(extra or [])],
+                     cwd, timeout, nice, env={"SEM2MUTEX_NAMES": names} if names else None)
     if run.status != "ok":
         return FileFacts(rel, run.status, run.error, seconds=run.seconds)
     facts = parse_output(run.stdout)
@@ -135,15 +137,18 @@ def run_spatch(cwd: Path, rel: str, script: Path, timeout: float,
 
 
 def run_batch(cwd: Path, rels: list[str], script: Path, timeout: float, nice: int = 10,
-              names: str = "") -> list[FileFacts]:
+              names: str = "", args: dict[str, str] | None = None) -> list[FileFacts]:
     """Several files in one spatch process (--file-groups, one group per file),
     which saves spatch's start-up per file.  If the process fails or times out,
-    every file is run again on its own, so one bad file still loses only itself."""
+    every file is run again on its own, so one bad file still loses only itself.
+    args: for a file the census rewrote, the path of the text spatch reads."""
+    args = args or {}
     if len(rels) == 1:
-        return [run_spatch(cwd, rels[0], script, timeout, nice, names)]
+        return [run_spatch(cwd, rels[0], script, timeout, nice, names,
+                           arg=args.get(rels[0], ""))]
     fd, groups = tempfile.mkstemp(prefix="sem2mutex-groups-", suffix=".txt")
     with os.fdopen(fd, "w") as fh:
-        fh.write("\n\n".join(rels) + "\n")
+        fh.write("\n\n".join(args.get(rel, rel) for rel in rels) + "\n")
     try:
         batch = run_spatch(cwd, "--file-groups", script, timeout * len(rels), nice, names,
                            extra=[groups])
@@ -152,10 +157,12 @@ def run_batch(cwd: Path, rels: list[str], script: Path, timeout: float, nice: in
     if batch.status != "ok":
         log.info("spatch: batch of %d failed (%s): running its files one by one",
                  len(rels), batch.error)
-        return [run_spatch(cwd, rel, script, timeout, nice, names) for rel in rels]
+        return [run_spatch(cwd, rel, script, timeout, nice, names, arg=args.get(rel, ""))
+                for rel in rels]
     by_file: dict[str, list[dict]] = {rel: [] for rel in rels}
+    back = {os.path.normpath(args.get(rel, rel)): rel for rel in rels}
     for f in batch.facts:
-        rel = os.path.normpath(f.pop("file", ""))
+        rel = back.get(os.path.normpath(f.pop("file", "")))
         if rel in by_file:
             by_file[rel].append(f)
     share = batch.seconds / len(rels)
@@ -180,9 +187,12 @@ def collect_facts(root: Path, files: list[str], texts: dict[str, str], cache: Ca
                   cache_dir: Path, jobs: int | None = None,
                   timeout: float = DEFAULT_TIMEOUT, nice: int = 10,
                   cocci_dir: Path = COCCI_DIR,
-                  names: list[str] | None = None) -> dict[str, FileFacts]:
+                  names: list[str] | None = None,
+                  rewritten: set[str] | frozenset[str] = frozenset()) -> dict[str, FileFacts]:
     """Facts for every file, from the cache or from spatch.  names: the census'
-    semaphore names, which the escape rule keeps (part of the cache key)."""
+    semaphore names, which the escape rule keeps (part of the cache key);
+    rewritten: the files whose text in texts is not the file's (function-defining
+    macros expanded, census.expand): spatch reads that text, saved under cache_dir."""
     root = Path(root)
     cwd = root if root.is_dir() else root.parent
     script, digest = combined_script(cocci_dir, cache_dir)
@@ -209,8 +219,10 @@ def collect_facts(root: Path, files: list[str], texts: dict[str, str], cache: Ca
         started = time.monotonic()
         done = 0
         with ThreadPoolExecutor(max_workers=jobs) as pool:
+            args = _rewritten_paths(cache_dir, {rel: texts[rel] for rel, _ in todo
+                                                if rel in rewritten})
             futures = {pool.submit(run_batch, cwd, [rel for rel, _ in batch], script,
-                                   timeout, nice, names_arg): batch
+                                   timeout, nice, names_arg, args): batch
                        for batch in _batches(todo, texts, jobs)}
             keys = dict(todo)
             for fut in as_completed(futures):
@@ -231,3 +243,19 @@ def collect_facts(root: Path, files: list[str], texts: dict[str, str], cache: Ca
     else:
         log.info("spatch: all %d files cached", len(files))
     return results
+
+
+def _rewritten_paths(cache_dir: Path, texts: dict[str, str]) -> dict[str, str]:
+    """Each rewritten text saved as a file (under its content's digest, with the
+    file's own name, which spatch reports back), for spatch to read."""
+    out = {}
+    for rel, text in texts.items():
+        digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        path = Path(cache_dir) / "rewritten" / digest / Path(rel).name
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(text, errors="surrogateescape")
+            os.replace(tmp, path)
+        out[rel] = str(path.resolve())
+    return out

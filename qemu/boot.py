@@ -12,14 +12,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from classify.tree import TreeError
-from qemu import parse
+from classify.tree import TreeError, kernel_version
+from classify.kbuild import config_values
+from qemu import control, parse
+from qemu.arch import get_arch
 from qemu.build import BuildRequest, BuildResult, BuildStatus, build, build_dir_for
 from qemu.common import DEFAULT_KERNEL, WORK_DIR, Timer, dumps
 from qemu.config import ConfigRequest, ConfigResult, ConfigStatus, configure
-from qemu.rootfs import InitramfsResult, InitramfsStatus, make_initramfs, request_for
+from qemu.rootfs import (InitramfsResult, InitramfsStatus, make_initramfs, request_for,
+                         with_modules)
 from qemu.run import RunRequest, RunResult, RunStatus, probe_kvm, run_qemu
-from qemu.scenarios import Evaluation, Scenario, console_problems, evaluate
+from qemu.scenarios import (Evaluation, Scenario, console_problems, evaluate,
+                            selftest_problems)
+from qemu.selftests import read_selftests
 from qemu.source import Source, kernel_key, prepare_source
 
 log = logging.getLogger("sem2mutex.qemu.boot")
@@ -37,6 +42,8 @@ class Kernel:
     config: ConfigResult
     build: BuildResult | None
     problems: list[str] = field(default_factory=list)
+    modules: list[Path] = field(default_factory=list)   # CONFIG_MODULES: its *.ko
+    initrd: Path | None = None     # the initramfs with the modules (rootfs.with_modules)
 
     @property
     def ok(self) -> bool:
@@ -54,18 +61,39 @@ class BootResult:
     run_elapsed: float = 0.0
     fragments: tuple[str, ...] = ()
     stage_seconds: dict[str, float] = field(default_factory=dict)   # stage -> elapsed
+    notes: list[str] = field(default_factory=list)   # the locking tests, each report's origin
 
 
-def build_kernel(source: Source, fragments: tuple[str, ...], arch: str = "x86_64") -> Kernel:
-    bdir = build_dir_for(fragments, kernel_key(source.kernel), arch=arch)
-    cres = configure(ConfigRequest(source.tree, bdir, fragments, arch=arch))
+def build_kernel(source: Source, fragments: tuple[str, ...], arch: str = "x86_64",
+                 key: str | None = None, drop_undefined: bool = False) -> Kernel:
+    """Configure and build one fragment set (in the O= directory of key, default the
+    source's kernel_key); with CONFIG_MODULES the modules too, for /init's insmod:.
+    drop_undefined: leave out the options the tree has no Kconfig entry for (the
+    series' own, on a pristine control)."""
+    bdir = build_dir_for(fragments, kernel_key(source.kernel) if key is None else key,
+                         arch=arch)
+    cres = configure(ConfigRequest(source.tree, bdir, fragments, arch=arch,
+                                   drop_undefined=drop_undefined))
     if cres.status is not ConfigStatus.SUCCESS:
         return Kernel(fragments, cres, None,
                       [f"config {cres.status.value}: {e}" for e in cres.errors])
-    bres = build(BuildRequest(source.tree, bdir, jobs=2))   # -j2: a shared 2-core machine
+    modules = config_values(bdir / ".config").get("CONFIG_MODULES") == "y"
+    target = get_arch(arch).image_target + (" modules" if modules else "")
+    # -j2: a shared 2-core machine
+    bres = build(BuildRequest(source.tree, bdir, jobs=2, target=target))
     problems = [] if bres.status is BuildStatus.SUCCESS else (
         [f"build failed ({bres.log}):"] + bres.errors)
-    return Kernel(fragments, cres, bres, problems)
+    kos = sorted(bdir.rglob("*.ko")) if modules and not problems else []
+    return Kernel(fragments, cres, bres, problems, kos)
+
+
+def attach_modules(kernel: Kernel, initramfs: InitramfsResult) -> None:
+    """kernel.initrd: the shared initramfs with this kernel's modules appended."""
+    if kernel.ok and kernel.modules and initramfs.image is not None:
+        assert kernel.build is not None and kernel.build.image is not None
+        bdir = kernel.build.log.parent if kernel.build.log else kernel.build.image.parent
+        kernel.initrd = with_modules(initramfs.image, kernel.modules,
+                                     bdir / "s2m-initramfs.cpio")
 
 
 def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, source: Source,
@@ -97,7 +125,8 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
     verdict = "not_booted"
     if kernel.ok and initramfs.status is InitramfsStatus.SUCCESS:
         assert kernel.build is not None and kernel.build.image and initramfs.image
-        rres: RunResult = run_qemu(RunRequest(kernel.build.image, initramfs.image, log_path,
+        rres: RunResult = run_qemu(RunRequest(kernel.build.image,
+                                              kernel.initrd or initramfs.image, log_path,
                                               sc.append(), sc.timeout, accel=accel,
                                               memory_mb=sc.memory, smp=sc.vcpus(),
                                               extra_args=extra_args, qmp=qmp,
@@ -114,6 +143,10 @@ def boot_scenario(sc: Scenario, kernel: Kernel, initramfs: InitramfsResult, sour
                 parsed = parse.parse_log(text)
                 ev: Evaluation = evaluator(sc, parsed)
                 ev.problems += console_problems(sc, parse.clean_lines(text))
+                tests = read_selftests(text)
+                ev.problems += selftest_problems(sc, tests)
+            if tests.locking_api or tests.ww_mutex or tests.torture:
+                record["selftests"] = tests.to_json()
             record["stages"]["parse"] = {"elapsed": t.elapsed}
             record.update(parsed=parsed, verdict=parsed.verdict)
             verdict = parsed.verdict
@@ -165,21 +198,50 @@ def boot_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL, accel: s
     for sc in scenarios:
         if sc.fragments not in kernels:
             kernels[sc.fragments] = build_kernel(source, sc.fragments, arch)
+            attach_modules(kernels[sc.fragments], initramfs)
     if accel == "kvm" and arch != "x86_64":
         # the machines here are x86_64: an arm64 guest has no KVM to use
         log.info("kvm: x86_64 only here; %s boots under tcg", arch)
         accel = "tcg"
     if accel == "kvm":
         accel = kvm_or_tcg(list(kernels.values()), initramfs, out_dir)
+    version = kernel_version(source.kernel) if any(sc.control for sc in scenarios) else ""
+    controls = {sc.name: control.load_control(source.kernel, version, sc.name)
+                for sc in scenarios if sc.control}
 
     def job(sc: Scenario) -> Callable[[], BootResult]:
         def run() -> BootResult:
+            # a control scenario's reports are classed against its pristine boot
+            ev = {"evaluator": control.evaluator(controls[sc.name])} if sc.control else {}
             r = boot_scenario(sc, kernels[sc.fragments], initramfs, source, accel, out_dir,
-                              arch=arch)
+                              arch=arch, **ev)
             log.info("%s: %s (%s)", sc.name, "PASS" if r.passed else "FAIL", r.verdict)
             return r
         return run
-    return in_parallel([job(sc) for sc in scenarios], workers)
+    # the longest boots (by their timeout) first: the others fill the second worker
+    order = sorted(range(len(scenarios)), key=lambda i: -scenarios[i].timeout)
+    done = in_parallel([job(scenarios[i]) for i in order], workers)
+    results = [r for _, r in sorted(zip(order, done), key=lambda pair: pair[0])]
+    if controls and arch == "x86_64":
+        write_control_records(source, version, scenarios, results, out_dir)
+    return results
+
+
+def write_control_records(source: Source, version: str, scenarios: list[Scenario],
+                          results: list[BootResult], out_dir: Path) -> None:
+    """The records of the control scenarios' series boots, beside the tree's audit
+    (qemu.control): reports/linux-<version>/selftest/ for the trees `make setup`
+    unpacks, the work area for another."""
+    dest = control.selftest_dir(source.kernel, version)
+    for sc, r in zip(scenarios, results):
+        log_path = out_dir / f"{sc.name}.log"
+        if not sc.control or r.verdict == "not_booted" or not log_path.is_file():
+            continue
+        rec = control.write_record(log_path, dest, sc.name, version, "series",
+                                   control.control_log(source.kernel, version, sc.name))
+        r.notes = [f"{control.summary_line(rec)} ({dest / sc.name}.json)"]
+        r.notes += [f"report {a.kind}: {a.title}: {control.ORIGIN_WORDS[a.origin]}"
+                    for a in rec.reports]
 
 
 def kvm_or_tcg(kernels: list[Kernel], initramfs: InitramfsResult, out_dir: Path) -> str:
@@ -199,6 +261,7 @@ def result_lines(results: list[BootResult]) -> list[str]:
         lines.append(f"{'PASS' if r.passed else 'FAIL'} {r.scenario} ({r.verdict}, "
                      f"boot {r.run_elapsed:.1f} s, {len(r.reports)} reports)")
         lines += [f"    report {rep}" for rep in r.reports]
+        lines += [f"    {n}" for n in r.notes]
         lines += [f"    {p}" for p in r.problems]
     return lines
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from classify.inputs import USER_ERRORS, OneLineParser, fail
-from qemu import bitcheck, fullcli, inputs, parse, triage
+from qemu import bitcheck, fullcli, inputs, parse, triage, triageeval
 from qemu.boot import BOOTS_DIR, boot_test, build_kernel, summary
 from qemu.build import build_dir_for
 from qemu.common import DEFAULT_KERNEL, dumps
@@ -20,6 +20,9 @@ from qemu.scenarios import list_scenarios, load_scenario, named_set, standard_se
 from qemu.source import kernel_key, prepare_source
 
 STANDARD = "standard set: every scenario in qemu/scenarios/ not marked standard = false"
+CONTROL = ("build the control kernel (the tree without the series, the same configuration "
+           "otherwise) and boot the control scenarios on it: reports/linux-<version>/"
+           "selftest/pristine/ for the trees make setup unpacks")
 
 
 def _fragments(text: str) -> tuple[str, ...]:
@@ -43,22 +46,24 @@ def fixture_header(parsed: parse.ParsedLog, source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def kernel_arg(sp: argparse.ArgumentParser, arch: bool = True) -> None:
+    sp.add_argument("--kernel", type=Path, default=DEFAULT_KERNEL,
+                    help="kernel tree (read only; built from a worktree with the "
+                    "series applied), default %(default)s")
+    if arch:
+        arch_arg(sp)
+
+
+def arch_arg(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--arch", default="x86_64", choices=sorted(ARCHES),
+                    help="kbuild ARCH and QEMU machine (default: %(default)s; arm64: "
+                    "-M virt -cpu cortex-a57, aarch64-linux-gnu-gcc)")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(prog="python3 -m qemu", description=__doc__)
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = p.add_subparsers(dest="cmd", required=True)
-
-    def kernel_arg(sp: argparse.ArgumentParser, arch: bool = True) -> None:
-        sp.add_argument("--kernel", type=Path, default=DEFAULT_KERNEL,
-                        help="kernel tree (read only; built from a worktree with the "
-                        "series applied), default %(default)s")
-        if arch:
-            arch_arg(sp)
-
-    def arch_arg(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--arch", default="x86_64", choices=sorted(ARCHES),
-                        help="kbuild ARCH and QEMU machine (default: %(default)s; arm64: "
-                        "-M virt -cpu cortex-a57, aarch64-linux-gnu-gcc)")
 
     sp = sub.add_parser("config", help="tinyconfig + fragments + olddefconfig, check Missing")
     kernel_arg(sp)
@@ -84,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--body", action="store_true", help="keep each report's raw lines")
     triage.add_parser(sub)
     inputs.add_triage_kernel(sub.choices["triage"])
+    triageeval.add_parser(sub)
     fullcli.add_parser(sub)
     sp = sub.add_parser("fixture", help="save a boot log as a parser test fixture: header "
                         "(TITLE/KIND/ALSO/LOCKS/TASK from the parse, review it!) + raw log")
@@ -93,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     sp = sub.add_parser("bitcheck", help="build a tinyconfig vmlinux with and without the "
                         "series (DEBUG_MUTEX_NONE) and compare .text; exit 1 if it differs")
     kernel_arg(sp, arch=False)
+    kernel_arg(sub.add_parser("selftest-control", help=CONTROL), arch=False)
     sub.add_parser("scenarios", help="list the scenarios")
     for name, hlp in (("boot", "boot one or more scenarios"),
                       ("boot-test", "boot the " + STANDARD + " (or --scenario ...)")):
@@ -135,6 +142,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.cmd == "triage":
         return triage.run(args)
+    if args.cmd == "triage-eval":
+        return triageeval.run(args)
     if args.cmd == "full-kernel":
         return fullcli.run(args)
     if args.cmd == "fixture":
@@ -146,6 +155,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         identical, lines = bitcheck.verdict(bitcheck.bitcheck(args.kernel))
         print("\n".join(lines))
         return 0 if identical else 1
+    if args.cmd == "selftest-control":
+        from qemu.pristine import selftest_control
+        ok, lines = selftest_control(args.kernel)
+        print("\n".join(lines))
+        return 0 if ok else 1
     if args.cmd == "scenarios":
         for name in list_scenarios():
             sc = load_scenario(name)

@@ -48,6 +48,9 @@ class ConfigRequest:
     fragments: tuple[str, ...]
     configs_dir: Path = CONFIGS_DIR
     arch: str = "x86_64"
+    # leave out the options no Kconfig entry of the tree defines (the series' own, on
+    # the pristine control of qemu/pristine.py), instead of calling them Missing
+    drop_undefined: bool = False
 
 
 @dataclass
@@ -57,6 +60,7 @@ class ConfigResult:
     config_hash: str = ""
     errors: list[str] = field(default_factory=list)
     skipped: bool = False     # .config already matched the request
+    dropped: list[str] = field(default_factory=list)   # drop_undefined: what was left out
 
 
 def fragment_path(name: str, configs_dir: Path = CONFIGS_DIR, arch: str = "x86_64") -> Path:
@@ -115,6 +119,11 @@ def _configure(req: ConfigRequest) -> ConfigResult:
         merged = merge_fragments(frags)
     except (ConfigConflict, FileNotFoundError) as err:
         return ConfigResult(ConfigStatus.CONFLICT, 0.0, errors=str(err).splitlines())
+    # an option asked off that the tree does not have is off already: only the
+    # others are left out (and said so)
+    dropped = [s for s in undefined_options(req.tree, merged) if merged[s] != "n"] \
+        if req.drop_undefined else []
+    merged = {s: v for s, v in merged.items() if s not in dropped}
     chash = fragments_hash(merged, _tree_head(req.tree) + ("" if req.arch == "x86_64"
                                                            else "\0" + req.arch))
     # every make in the directory (this one's, the build's) takes its ARCH= from here
@@ -124,7 +133,8 @@ def _configure(req: ConfigRequest) -> ConfigResult:
     if dot.is_file() and stamp.is_file() and stamp.read_text().strip() == chash:
         if not missing_options(merged, parse_config_text(dot.read_text())):
             log.info("config %s unchanged (%s)", req.build_dir.name, chash)
-            return ConfigResult(ConfigStatus.SUCCESS, 0.0, chash, skipped=True)
+            return ConfigResult(ConfigStatus.SUCCESS, 0.0, chash, skipped=True,
+                                dropped=dropped)
     stamp.unlink(missing_ok=True)
     log.info("configuring %s: %s tinyconfig + %s", req.build_dir.name, req.arch,
              " + ".join(req.fragments))
@@ -142,9 +152,21 @@ def _configure(req: ConfigRequest) -> ConfigResult:
                             ["make olddefconfig failed:"] + _tail(res.stdout))
     missing = missing_options(merged, parse_config_text(dot.read_text()))
     if missing:
-        return ConfigResult(ConfigStatus.MISSING, 0.0, chash, missing)
+        return ConfigResult(ConfigStatus.MISSING, 0.0, chash, missing, dropped=dropped)
     stamp.write_text(chash + "\n")
-    return ConfigResult(ConfigStatus.SUCCESS, 0.0, chash)
+    return ConfigResult(ConfigStatus.SUCCESS, 0.0, chash, dropped=dropped)
+
+
+def undefined_options(tree: Path, options: dict[str, str]) -> list[str]:
+    """The options no Kconfig entry of the tree (a git tree) defines, sorted."""
+    names = sorted(s.removeprefix("CONFIG_") for s in options)
+    if not names:
+        return []
+    res = subprocess.run(["git", "-C", str(tree), "grep", "-h", "-E",
+                          rf"^\s*(menu)?config\s+({'|'.join(names)})\s*$", "--", "*Kconfig*"],
+                         capture_output=True, text=True)
+    defined = {f"CONFIG_{ln.split()[1]}" for ln in res.stdout.splitlines() if ln.split()}
+    return sorted(s for s in options if s not in defined)
 
 
 def _tail(text: str, n: int = 15) -> list[str]:

@@ -65,7 +65,8 @@ _LOCK_API = re.compile(
     r"^(__mutex_\w+|mutex_lock\w*|mutex_unlock\w*|mutex_trylock\w*|mutex_debug_\w+|"
     r"__mutex_debug_\w+|_raw_\w+|__raw_\w+|do_raw_\w+|queued_\w+|down|down_\w+|__down\w*|"
     r"up|up_read\w*|up_write\w*|__up\w*|rwsem_\w+|__rwsem_\w+|percpu_down_\w+|percpu_up_\w+|"
-    r"sema_init|__sema_init|rt_mutex\w*|__rt_mutex\w*|rt_spin_\w+|spin_\w+)(\.\w+)*$")
+    r"sema_init|__sema_init|rt_mutex\w*|__rt_mutex\w*|rt_spin_\w+|spin_\w+|"
+    r"ww_mutex_\w+|__ww_mutex_\w+|ww_acquire_\w+)(\.\w+)*$")
 
 
 # " func+0x12/0x34 [mod]" (or with syzkaller's "file:line" before the tag); and the

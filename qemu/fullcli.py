@@ -14,7 +14,8 @@ from pathlib import Path
 
 from classify.inputs import fail
 from classify.kbuild import config_values, parse_config_text
-from qemu import parse
+from classify.records.selftest import TREE
+from qemu import control, parse
 from qemu.arch import ARCHES
 from qemu.common import DEFAULT_KERNEL, WORK_DIR
 from qemu.config import load_fragment, merge_fragments
@@ -22,6 +23,7 @@ from qemu.fullkernel import (FRAGMENTS, FullKernelRequest, FullKernelResult, Ful
                              full_kernel)
 from qemu.rootfs import InitramfsStatus, make_initramfs, request_for
 from qemu.run import RunRequest, RunStatus, base_cmdline, run_qemu
+from qemu.selftests import read_selftests
 from qemu.userconfig import check_lines, unknown_line, unknown_options
 
 BOOT_SCENARIO = "full-kernel"
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if res.status is FullStatus.FAILURE or res.status is FullStatus.DROPPED:
         return 1
     if args.boot and res.image is not None:
-        return boot(res, args.timeout, args.memory)
+        return boot(res, args.timeout, args.memory, args.kernel)
     return 0
 
 
@@ -110,8 +112,10 @@ def boot_hint(res: FullKernelResult) -> list[str]:
     ]
 
 
-def boot(res: FullKernelResult, timeout: float, memory: int) -> int:
-    """Boot the image to the initramfs; 0 when /init finished and no report appeared."""
+def boot(res: FullKernelResult, timeout: float, memory: int,
+         kernel: Path = DEFAULT_KERNEL) -> int:
+    """Boot the image to the initramfs; 0 when /init finished and no report appeared
+    that the pristine control boot of the tree's version does not show too."""
     assert res.image is not None
     ramfs = make_initramfs(request_for(res.arch))
     if ramfs.status is not InitramfsStatus.SUCCESS or ramfs.image is None:
@@ -121,14 +125,33 @@ def boot(res: FullKernelResult, timeout: float, memory: int) -> int:
     run = run_qemu(RunRequest(res.image, ramfs.image, log_path,
                               f"s2m.scenario={BOOT_SCENARIO}", timeout, memory_mb=memory,
                               arch=res.arch))
-    parsed = parse.parse_log(log_path.read_text(errors="replace"))
-    done = "s2m-init: done" in log_path.read_text(errors="replace")
+    text = log_path.read_text(errors="replace")
+    parsed = parse.parse_log(text)
+    done = "s2m-init: done" in text
     print(f"full-kernel: boot: {run.status.value} after {run.elapsed:.1f} s "
           f"({base_cmdline(res.arch)} s2m.scenario={BOOT_SCENARIO}), verdict "
           f"{parsed.verdict}, /init {'finished' if done else 'did not finish'}, "
           f"{len(parsed.reports)} report(s); log {log_path}")
-    for rep in parsed.reports:
-        print(f"  {rep.kind}: {rep.title} (line {rep.line})")
+    ours = the_series_reports(text, parsed, kernel)
     if parsed.reports:
         print(f"full-kernel: read them against the audit: make triage LOG={log_path}")
-    return 0 if run.status is RunStatus.EXITED and done and not parsed.reports else 1
+    return 0 if run.status is RunStatus.EXITED and done and not ours else 1
+
+
+def the_series_reports(text: str, parsed: parse.ParsedLog, kernel: Path) -> list[str]:
+    """Print the kernel's own locking tests, if the config enables them, and each
+    report with what the pristine control boot of the tree's version (make
+    selftest-control) says of it; the reports that are not the tree's."""
+    tests = read_selftests(text)
+    if tests.locking_api or tests.ww_mutex or tests.torture:
+        print(f"full-kernel: the kernel's own locking tests: {control.tests_line(tests)}")
+    version = parse.kernel_version(text)
+    path = control.control_log(kernel, version, "selftest") if version else None
+    attributed = control.attribute(parsed.reports, None if path is None else
+                                   parse.parse_log(path.read_text(errors="replace")))
+    for rep, att in zip(parsed.reports, attributed):
+        print(f"  {rep.kind}: {rep.title} (line {rep.line}): {control.ORIGIN_WORDS[att.origin]}")
+    if path is not None and parsed.reports:
+        print(f"full-kernel: compared with the pristine control boot of {version}, {path} "
+              "(sem2mutex's tinyconfig control kernel, not your configuration)")
+    return [a.title for a in attributed if a.origin != TREE]

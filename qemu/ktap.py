@@ -16,15 +16,20 @@ class KtapNode:
     plan: int | None = None
     children: list["KtapNode"] = field(default_factory=list)
     diagnostics: list[str] = field(default_factory=list)
+    line: int = 0             # a result: the 1-based line of its "ok"/"not ok" (0: none)
 
     def leaves(self, prefix: str = "") -> list[tuple[str, str]]:
+        return [(path, node.status) for path, node in self.leaf_nodes(prefix)]
+
+    def leaf_nodes(self, prefix: str = "") -> list[tuple[str, "KtapNode"]]:
+        """(path, node) of every result without subtests."""
         path = f"{prefix}/{self.name}" if prefix else self.name
         if not self.children:
             # an empty document ("1..0", KUnit with no suites) has no results at all
-            return [(path, self.status)] if self.status else []
+            return [(path, self)] if self.status else []
         out = []
         for child in self.children:
-            out += child.leaves(path)
+            out += child.leaf_nodes(path)
         return out
 
 
@@ -60,7 +65,7 @@ def parse_ktap(lines: list[str]) -> list[KtapNode]:
                     node.status = node.status or "missing"
                     parent.children.append(node)
 
-    for raw in lines:
+    for number, raw in enumerate(lines, 1):
         if m := KTAP_VERSION.match(raw):
             lvl = _indent(m["ind"])
             close_from(lvl)
@@ -96,7 +101,7 @@ def parse_ktap(lines: list[str]) -> list[KtapNode]:
             st = m["st"]
             if (m["dir"] or "").upper() == "SKIP":
                 st = "skip"
-            child.status, child.number = st, int(m["num"])
+            child.status, child.number, child.line = st, int(m["num"]), number
             child.name = child.name or m["name"].strip()
             open_[lvl].children.append(child)
         elif m := _DIAG.match(raw):

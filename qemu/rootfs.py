@@ -105,6 +105,20 @@ def compile_helpers(src_dir: Path, out_dir: Path, cc: str = "gcc"
     return built, errors
 
 
+def with_modules(initramfs: Path, modules: list[Path], dest: Path) -> Path:
+    """The initramfs with a kernel's modules as /lib/modules/NAME.ko, for /init's
+    insmod: steps: a second newc archive appended to the first (the kernel unpacks
+    each archive of a concatenation in turn), so the initramfs itself is shared by
+    every kernel.  dest is written only when its bytes change."""
+    d, f = stat.S_IFDIR | 0o755, stat.S_IFREG | 0o644
+    entries = [Entry("lib", d), Entry("lib/modules", d)]
+    entries += [Entry(f"lib/modules/{ko.name}", f, ko.read_bytes()) for ko in modules]
+    data = initramfs.read_bytes() + newc(entries)
+    if not dest.is_file() or dest.read_bytes() != data:
+        dest.write_bytes(data)
+    return dest
+
+
 def make_initramfs(req: InitramfsRequest) -> InitramfsResult:
     with Timer() as t:
         result = _make(req)

@@ -19,6 +19,19 @@ A scenario is a TOML file in qemu/scenarios/:
     # reports = [ { kind = "bad_unlock_balance", title = "...", lock = "partial_md" } ]
     console = ["mutex_rule_check: partial: plain semaphores"]
 
+The kernel's own locking tests (qemu/selftests.py reads them) and the pristine control
+(qemu/control.py; `make selftest-control` boots the scenario on the tree without the
+series, the same configuration otherwise):
+
+    control = true                 # each report is classed against the pristine boot
+    [expect]
+    locking_api = "passed"         # the locking API self-tests' summary: passed | failed
+    ww_mutex = "passed"            # the ww_mutex self-test ran to its end
+    torture = ["mutex_lock"]       # locktorture runs that must end "SUCCESS"
+    # a report the pristine control also shows is the tree's: recorded, never a problem;
+    # one it does not show is the series' and must be expected, with origin = "series"
+    reports = [ { kind = "bad_unlock_balance", origin = "series" } ]
+
 Runtime scenarios (`set = "runtime"`, booted by `boot-test --set runtime`, see runtime.py)
 add what the exercised subsystem needs, and which kernel variant they boot:
 
@@ -55,6 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from classify.records.boot import Report
+from classify.records.selftest import SUCCESS, Selftests
 from qemu.arch import ARCHES
 from qemu.common import SCENARIOS_DIR
 from qemu.parse import ParsedLog
@@ -65,6 +79,7 @@ class ExpectedReport:
     kind: str
     title: str = ""
     lock: str = ""                 # a substring of one of the report's lock classes
+    origin: str = ""               # control scenarios: "tree" or "series" (qemu.control)
 
     def matches(self, report: Report) -> bool:
         return report.kind == self.kind and self.title in report.title and (
@@ -98,6 +113,10 @@ class Scenario:
     memory: int = 256              # MiB
     silence: float = 0.0           # > 0: so many seconds without console output = hang
     repeat: int = 1                # runtime: boots of the same kernel and workload
+    control: bool = False          # its reports classed against a pristine boot
+    locking_api: str = ""          # expected locking API self-test summary
+    ww_mutex: str = ""             # expected ww_mutex self-test result
+    torture: tuple[str, ...] = ()  # locktorture types expected to end SUCCESS
     # arch -> (why, the reports expected there instead)
     arch_reports: dict[str, tuple[str, tuple[ExpectedReport, ...]]] = field(
         default_factory=dict)
@@ -147,14 +166,16 @@ def scenario_from_dict(name: str, data: dict) -> Scenario:
         usb_keyboard=bool(data.get("usb_keyboard", False)), keys=int(data.get("keys", 0)),
         devices=tuple(data.get("devices", [])), firmware=str(data.get("firmware", "")),
         memory=int(data.get("memory", 256)), silence=float(data.get("silence", 0)),
-        repeat=int(data.get("repeat", 1)),
+        repeat=int(data.get("repeat", 1)), control=bool(data.get("control", False)),
+        locking_api=str(exp.get("locking_api", "")), ww_mutex=str(exp.get("ww_mutex", "")),
+        torture=tuple(exp.get("torture", [])),
         arch_reports={arch: (str(over.get("why", "")), _reports(over.get("reports", [])))
                       for arch, over in exp.items() if arch in ARCHES})
 
 
 def _reports(items: list[dict]) -> tuple[ExpectedReport, ...]:
-    return tuple(ExpectedReport(r["kind"], r.get("title", ""), r.get("lock", ""))
-                 for r in items)
+    return tuple(ExpectedReport(r["kind"], r.get("title", ""), r.get("lock", ""),
+                                r.get("origin", "")) for r in items)
 
 
 def load_scenario(name: str, directory: Path = SCENARIOS_DIR) -> Scenario:
@@ -180,10 +201,35 @@ def named_set(name: str, directory: Path = SCENARIOS_DIR) -> list[str]:
     return [n for n in list_scenarios(directory) if load_scenario(n, directory).set == name]
 
 
+def control_set(directory: Path = SCENARIOS_DIR) -> list[str]:
+    """The scenarios `make selftest-control` boots on the pristine tree (control = true)."""
+    return [n for n in list_scenarios(directory) if load_scenario(n, directory).control]
+
+
 def console_problems(sc: Scenario, lines: list[str]) -> list[str]:
     """The console lines the scenario expects that the log does not show (pure)."""
     return [f"console line missing: {want!r}" for want in sc.console
             if not any(want in ln for ln in lines)]
+
+
+def selftest_problems(sc: Scenario, tests: Selftests) -> list[str]:
+    """What the scenario expects of the kernel's locking tests that the log does not
+    show (pure; tests: qemu.selftests.read_selftests of the log)."""
+    problems = []
+    api = tests.locking_api
+    if sc.locking_api and (api is None or api.status != sc.locking_api):
+        got = "absent" if api is None else f"{api.status} ({api.passed}/{api.total})"
+        problems.append(f"locking API self-tests: {got}, expected {sc.locking_api}")
+    ww = tests.ww_mutex
+    if sc.ww_mutex and (ww is None or ww.status != sc.ww_mutex):
+        got = "absent" if ww is None else ww.status + "".join(f"; {e}" for e in ww.errors[:3])
+        problems.append(f"ww_mutex self-test: {got}, expected {sc.ww_mutex}")
+    for kind in sc.torture:
+        runs = [t for t in tests.torture if t.torture_type == kind]
+        if not runs or any(t.status != SUCCESS for t in runs):
+            got = ", ".join(t.status for t in runs) or "absent"
+            problems.append(f"locktorture {kind}: {got}, expected {SUCCESS}")
+    return problems
 
 
 def match_expected(sc: Scenario, reports: list[Report]) -> tuple[list[str], list[Report]]:

@@ -82,16 +82,19 @@ def _unchanged(dest: Path, stamp: Path, wanted: dict, n_patches: int) -> bool:
 
 
 def prepare_source(kernel: Path = DEFAULT_KERNEL, series_file: Path | None = None,
-                   trees_dir: Path = WORK_DIR / "trees") -> Source:
+                   trees_dir: Path = WORK_DIR / "trees", pristine: bool = False) -> Source:
     """series_file: default the series of the tree's version (a TreeError naming
-    the versions there are when it has none)."""
+    the versions there are when it has none).  pristine: the tree without any series,
+    in a worktree of its own (work/trees/qemu-pristine[-KEY]), for the control boots
+    of qemu/pristine.py."""
     kernel = Path(kernel).resolve()
     check_kernel_tree(kernel)
-    if series_file is None:
+    if series_file is None and not pristine:
         series_file = series_of(kernel)
     kkey = kernel_key(kernel)
-    dest = trees_dir / ("qemu" if not kkey else f"qemu-{kkey}")
-    patches = read_series(series_file)
+    name = "qemu-pristine" if pristine else "qemu"
+    dest = trees_dir / (name if not kkey else f"{name}-{kkey}")
+    patches = [] if pristine or series_file is None else read_series(series_file)
     missing = [str(p) for p in patches if not p.is_file()]
     if missing:
         raise TreeError(f"{series_file}: names missing patch files: {', '.join(missing)}")

@@ -10,7 +10,7 @@ from test_tree import fake_kernel
 
 REPO = Path(__file__).resolve().parent.parent
 TARGETS_WITH_KERNEL = ["check", "audit", "patches", "reports", "boot-test", "bitcheck",
-                       "bench"]
+                       "bench", "selftest-control"]
 
 
 def make(*args: str) -> subprocess.CompletedProcess:

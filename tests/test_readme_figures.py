@@ -251,18 +251,31 @@ def readme_mismatches(rows: dict[str, list[str]]) -> list[str]:
         runtime = ROOT / "reports" / f"linux-{version}" / "runtime.json"
         label = "the runtime set: semaphores a DEBUG_MUTEX_FULL kernel ran"
         if runtime.exists():
-            n = json.loads(runtime.read_text())["counts"]
-            ran = sum(n.get(k, 0) for k in ("exercised-clean", "violated",
-                                            "does-not-build-as-a-mutex"))
+            # ran: its lock class shows operations (OPS > 0) in some boot
+            sems = json.loads(runtime.read_text())["semaphores"].values()
+            ran = sum(any(e.get("ops", 0) > 0 for e in r.get("boots", [])) for r in sems)
             got = rows[label][col].split(" ", 1)[0]
             if got != str(ran):
                 wrong.append(f"{version}: {label}: {got} != {ran}")
         elif rows[label][col] != "not run":
             wrong.append(f"{version}: {label}: no runtime.json, yet {rows[label][col]!r}")
+        want[SELFTEST_ROW] = selftest_cell(version)
         for key, value in want.items():
             if rows[key][col] != value:
                 wrong.append(f"{version}: {key}: {rows[key][col]!r} != {value!r}")
     return wrong
+
+
+SELFTEST_ROW = ("the kernel's own locking tests on the FULL kernel (`make boot-test`), each "
+                "report against the tree without the series (`make selftest-control`)")
+
+
+def selftest_cell(version: str) -> str:
+    """The README's cell: qemu.control.summary_line of the committed record."""
+    from classify.records.selftest import SelftestRecord
+    from qemu.control import summary_line
+    path = ROOT / "reports" / f"linux-{version}" / "selftest" / "selftest.json"
+    return summary_line(SelftestRecord.load(path))
 
 
 def series_length(version: str) -> int:
@@ -280,6 +293,14 @@ def test_a_changed_readme_figure_is_caught():
     text = README.read_text()
     row = next(ln for ln in text.splitlines() if ln.startswith("| `struct semaphore`s"))
     edited = text.replace(row, row.replace("unknown 9", "unknown 8", 1), 1)
+    assert edited != text
+    assert readme_mismatches(readme_figures(edited))
+
+
+def test_a_changed_locking_test_cell_is_caught():
+    text = README.read_text()
+    row = next(ln for ln in text.splitlines() if ln.startswith(f"| {SELFTEST_ROW} |"))
+    edited = text.replace(row, row.replace("also on pristine", "only with the series", 1), 1)
     assert edited != text
     assert readme_mismatches(readme_figures(edited))
 
@@ -453,3 +474,24 @@ def test_the_links_between_documents_resolve(doc):
 def test_an_anchor_is_githubs():
     assert anchor("The 2005 claims on 6.1") == "the-2005-claims-on-61"
     assert anchor("A tester's own kernel") == "a-testers-own-kernel"
+
+
+# -- the triage row of docs/figures.md: reports/bench.json (PARTS=triage) ------------------
+
+def triage_row_mismatches(text: str, tr: dict) -> list[str]:
+    row = next(v for k, v in toolkit_rows(text).items() if k.startswith("`make triage`"))
+    s, c = tr["seconds"], tr["cpu_seconds"]
+    want = [f"**{median_range(s)} wall", f"{c['median']} s CPU ({c['min']}–{c['max']})",
+            f"peak {tr['peak_mib']:.0f} MiB", f"{tr['log_mib']:.0f} MiB log",
+            f"refused in {tr['refused']['zero']['seconds']} s and "
+            f"{tr['refused']['urandom']['seconds']} s"]
+    label = next(k for k in toolkit_rows(text) if k.startswith("`make triage`"))
+    return [w for w in want if w not in row + label]
+
+
+def test_the_triage_row_quotes_the_bench():
+    tr = json.loads(BENCH.read_text())["toolkit"]["triage"]
+    assert triage_row_mismatches(FIGURES.read_text(), tr) == []
+    bumped = dict(tr, peak_mib=tr["peak_mib"] + 10,
+                  cpu_seconds=dict(tr["cpu_seconds"], median=tr["cpu_seconds"]["median"] + 1))
+    assert len(triage_row_mismatches(FIGURES.read_text(), bumped)) == 2

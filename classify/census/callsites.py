@@ -25,7 +25,7 @@ import re
 
 from classify.census.cscan import FileScopes, clean_source, macro_spans, scan_scopes
 
-CALLSITES_VERSION = "callsites-2"
+CALLSITES_VERSION = "callsites-5"
 
 _KEYWORDS = frozenset(
     "if for while switch return sizeof do else case typeof __typeof__ defined goto "
@@ -38,6 +38,8 @@ _ARG_RX = re.compile(r"([(,])\s*&?\s*([A-Za-z_]\w*)\s*(?=[,)])")
 _FIELD_RX = re.compile(r"([{,])\s*\.\s*(\w+)\s*=\s*&?\s*([A-Za-z_]\w*)\s*(?=[,}])")
 _STORE_RX = re.compile(r"(?<![=!<>+\-*/%&|^])=\s*&?\s*([A-Za-z_]\w*)\s*(?=[;,}])")
 _LHS_RX = re.compile(r"((?:[\w\]\)]\s*(?:->|\.)\s*)?\w+(?:\[[^\]=]*\])?)\s*$")
+_STRUCT_VAR_RX = re.compile(r"\bstruct\s+(\w+)\s*\*?\s*(?:const\s+)?\b(\w+)\s*[,;=)\[]")
+_FULL_LHS_RX = re.compile(r"(?<![\w>.])(\w+\s*(?:->|\.)\s*\w+)\s*$")
 _LIST_RX = re.compile(r"([{,])\s*&?\s*([A-Za-z_]\w*)\s*(?=[,}])")
 _IDENT_RX = re.compile(r"[A-Za-z_]\w*")
 _EXPORT_RX = re.compile(r"\bEXPORT_SYMBOL\w*\s*\(\s*(\w+)\s*\)")
@@ -163,6 +165,25 @@ def _init_type(clean: str, fs: FileScopes, pos: int) -> str:
     return ""
 
 
+def _typed_field(clean: str, where: _Where, pos: int, target: str,
+                 decls: dict[int, dict[str, str]]) -> str:
+    """"TYPE.field" for a store into `p->field` (or `v.field`) inside a function
+    that declares `struct TYPE *p` (or `struct TYPE v`): 6.12's `shrinker =
+    shrinker_alloc(...); shrinker->count_objects = fn;` is then the
+    shrinker.count_objects field a struct initializer would have named.  "" when
+    the type is not declared there.  decls: the declarations of each function
+    read so far, by its start."""
+    m = re.fullmatch(r"(\w+)\s*(?:->|\.)\s*(\w+)", target)
+    func, start, end = where.at(pos)
+    if not m or not func:
+        return ""
+    if start not in decls:
+        head = max(clean.rfind(";", 0, start), clean.rfind("}", 0, start)) + 1
+        decls[start] = {v: t for t, v in _STRUCT_VAR_RX.findall(clean, head, end)}
+    typ = decls[start].get(m.group(1))
+    return f"{typ}.{m.group(2)}" if typ else ""
+
+
 def _blank_macros(cm: str, text: str) -> str:
     """cm (macro bodies kept) with the #define bodies blanked: clean_source(text)."""
     parts, last = [], 0
@@ -203,10 +224,13 @@ def scan_callsites(rel: str, text: str) -> dict:
                 add(m.start(2), m.group(2), "arg", f"{passer}/{frame[1]}")
     for m in _FIELD_RX.finditer(cm):
         add(m.start(3), m.group(3), "field", f"{_init_type(clean, fs, m.start(2))}.{m.group(2)}")
+    decls: dict[int, dict[str, str]] = {}
     for m in _STORE_RX.finditer(cm):
         lhs = _LHS_RX.search(cm, max(0, m.start() - 80), m.start())
-        add(m.start(1), m.group(1), "store",
-            re.sub(r"\s+", "", lhs.group(1)) if lhs else "a variable")
+        target = re.sub(r"\s+", "", lhs.group(1)) if lhs else "a variable"
+        full = _FULL_LHS_RX.search(cm, max(0, m.start() - 120), m.start())
+        typed = _typed_field(clean, where, m.start(), full.group(1), decls) if full else ""
+        add(m.start(1), m.group(1), "field" if typed else "store", typed or target)
     for m in _LIST_RX.finditer(cm):
         if not where.at(m.start())[0]:
             add(m.start(2), m.group(2), "store", "an initializer list")

@@ -185,7 +185,9 @@ def _function_name(head: str) -> str:
             if depth == 0:
                 before = head[:i].rstrip()
                 nm = re.search(r"(\w+)\s*$", before)
-                if nm and nm.group(1) not in _KEYWORDS and not re.search(r"\b__\w+$", before):
+                # `__name(` after a parameter list is an attribute (`f(x) __acquires(l)`);
+                # anywhere else it is the function's own name (`static void __down(`)
+                if nm and nm.group(1) not in _KEYWORDS and not re.search(r"\)\s*__\w+$", before):
                     # the outermost parenthesised group right after a name
                     outer = _function_name_outer(head[:i])
                     return outer or nm.group(1)

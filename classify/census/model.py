@@ -17,7 +17,7 @@ OPS = ("sema_init", "down", "down_interruptible", "down_killable", "down_trylock
 ACQUIRE = ("down", "down_interruptible", "down_killable", "down_trylock", "down_timeout")
 
 
-CENSUS_VERSION = "census-7"
+CENSUS_VERSION = "census-8"
 
 
 _SUBSYS_TWO = ("drivers/", "fs/", "net/", "sound/", "arch/", "include/", "kernel/",
@@ -68,7 +68,10 @@ class Census:
     aliases: dict[str, str] = field(default_factory=dict)
     includes: dict[str, set[str]] = field(default_factory=dict)
     hints: dict[tuple[str, int, str], str] = field(default_factory=dict)
+    # each file's text as the census read it: a file with function-defining macros
+    # with semaphore calls (census.expand) has them expanded, line for line
     texts: dict[str, str] = field(default_factory=dict)
+    expanded: dict[str, list] = field(default_factory=dict)   # path -> [Expansion]
     funcs: dict[str, set[str]] = field(default_factory=dict)
     # the Resolver take_census used, kept to resolve the addresses spatch finds
     resolver: object = None

@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 
 from classify.census.cscan import read_text
+from classify.census.expand import EXPAND_VERSION, expand_text
 from classify.census.macros import load_hints
 from classify.census.model import CENSUS_VERSION, Census, Decl, Op
 from classify.census.pool import scan_files
@@ -55,8 +56,12 @@ def take_census(root: Path, files: list[str] | None = None,
         except OSError as err:
             log.warning("%s: %s", rel, err)
             continue
+        text, expansions = expand_text(text)
+        if expansions:
+            census.expanded[rel] = expansions
         census.texts[rel] = text
-        keys[rel] = "census-" + hashlib.sha256((CENSUS_VERSION + load_hints().digest + rel
+        keys[rel] = "census-" + hashlib.sha256((CENSUS_VERSION + EXPAND_VERSION
+                                                + load_hints().digest + rel
                                                 + "\0" + text).encode(
             "utf-8", "surrogateescape")).hexdigest()
         scan = cache.get(keys[rel]) if cache is not None else None

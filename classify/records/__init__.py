@@ -9,6 +9,8 @@ and a file that is not the record asked for is refused in one line (`RecordError
                 Report, LockClass (a "# lockdep-class:" line) and Boot
     runtime.py  the runtime record (runtime.json): RuntimeRecord, its BootRecord per
                 boot, SemRuntime per semaphore with a BootEntry per boot, VariantRecord
+    selftest.py the kernel's own locking tests of a boot (SelftestRecord) and the
+                pristine control kernel (ControlRecord)
 
 This package imports nothing else of the project (tests/test_structure.py): both the
 classifier and the boot side read these types.

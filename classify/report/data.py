@@ -24,6 +24,8 @@ def _op_json(o: OpFact) -> dict:
     "callers_more", how many more there are)."""
     out = {"path": o.path, "line": o.line, "op": o.op, "function": o.func,
            "analysed": o.analysed, "balanced": o.balanced, "atomic": o.atomic}
+    if o.via:
+        out["via"] = list(o.via)
     if o.context:
         out["context"] = o.context
     if o.callers is not None:

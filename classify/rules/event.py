@@ -40,6 +40,30 @@ def zero_taken_and_released_together(c: Case) -> Verdict | None:
                    c.inits + c.ops[:8])
 
 
+def zero_waited_and_given_back(c: Case) -> Verdict | None:
+    """Starts at 0 and is signalled by other functions; a function that waits on it
+    gives it back with up() on the very next line after each down() that it gives
+    back (hp_sdc's tq_init_sem: `down(&s); up(&s);`, then `down(&s); send();
+    down(&s); up(&s);`): the event is left signalled for the next wait, or taken
+    back to re-arm it.  A completion counts that way too (complete() after
+    wait_for_completion()); a gate would hold the count across work before giving
+    it back."""
+    both = c.acq_funcs & c.up_funcs
+    signals = [o for o in c.ups if o.func not in c.acq_funcs]
+    if not _zero(c) or not both or not signals or c.trylocks:
+        return None
+    downs = {(o.path, o.func, o.line) for o in c.acquires if o.op == "down"}
+    back = [o for o in c.ups if o.func in both]
+    if not all((o.path, o.func, o.line - 1) in downs for o in back):
+        return None
+    return verdict(COMPLETION, [
+        "starts at 0: down() waits for an event signalled by up() in " + funcs(signals),
+        "in " + ", ".join(f + "()" for f in sorted(both)) + " each up() directly follows a "
+        "down(): the event is given back at once, for the next wait (complete() after "
+        "wait_for_completion(), or reinit_completion() where it is taken back)",
+    ], c.inits + c.acquires + c.ups)
+
+
 def zero_pool(c: Case) -> Verdict | None:
     """Filled by up() in a loop: a pool of tokens (udlfb's free URBs), each taken
     and given back.  complete() would count the tokens too, but a pool is what a

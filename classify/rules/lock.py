@@ -13,6 +13,16 @@ def _one(c: Case) -> bool:
     return c.count == 1
 
 
+def _address(c: Case) -> str:
+    """What the verdict says of the semaphore's address: handed to no other code,
+    or only to helpers whose calls on it are counted at their call sites."""
+    helpers = sorted({o.via[0] for o in c.ops if o.via})
+    if not helpers:
+        return "address not handed to other code"
+    return ("address handed only to " + ", ".join(h + "()" for h in helpers)
+            + ", whose calls on it are counted where it is called")
+
+
 def _unpaired(c: Case) -> str:
     p = c.facts.pairing
     return f" (not proven paired on one task: {p.why_not})" if p and p.why_not else ""
@@ -60,7 +70,7 @@ def paired_on_one_task(c: Case) -> Verdict | None:
         "initial count 1",
         "taken in one function and released in another, always on one task:",
     ] + [f"  {step}" for step in p.chain] + [
-        "no up() in atomic context, no down_timeout(), address not handed to other code",
+        "no up() in atomic context, no down_timeout(), " + _address(c),
     ] + [f"down_trylock() in {o.func}() runs in {o.context}" for o in c.trylocks],
         c.inits + c.acquires + c.ups)
 
@@ -128,6 +138,6 @@ def mutex(c: Case) -> Verdict | None:
         "initial count 1",
         "every down() is released by up() on all paths of the same function",
         "no up() outside the functions that take it, none in atomic context",
-        "no down_timeout(), address not handed to other code",
+        "no down_timeout(), " + _address(c),
     ] + [f"down_trylock() in {o.func}() runs in {o.context}" for o in c.trylocks],
         c.inits + c.acquires + c.ups)

@@ -34,6 +34,13 @@ class OpFact:
     # not asked (only a mutex's or completion's calls are: audit.add_op_contexts)
     callers: tuple[str, ...] | None = None
     callers_more: int = 0          # the chains left out of callers
+    # a call of a function that makes this call on the semaphore it is given
+    # (census.summaries): the functions in between, outermost first; path:line is
+    # the call in func, and its context is asked of the call graph like a trylock's
+    via: tuple[str, ...] = ()
+    # a condition under which the call cannot run in the context spatch gave it
+    # (census.guards): why that context was dropped
+    guard: str = ""
 
     @property
     def process_only(self) -> bool:
@@ -49,8 +56,10 @@ class OpFact:
         """In an interrupt, timer or tasklet callback (or one call below one), where
         mutex_unlock() and mutex_trylock() may not be used.  Code under a spinlock
         or with interrupts disabled in process context is atomic too, but a mutex
-        may be released (or trylocked) there: only sleeping is forbidden."""
-        return "callback" in self.atomic
+        may be released (or trylocked) there: only sleeping is forbidden.  A call
+        through a helper: when a caller chain of its function starts in an
+        interrupt (the call graph's context)."""
+        return "callback" in self.atomic or (bool(self.via) and self.interrupt_context)
 
     @property
     def where(self) -> str:
@@ -58,7 +67,8 @@ class OpFact:
 
     def show(self) -> str:
         inside = f" in {self.func}()" if self.func else ""
-        return f"{self.op}(){inside}"
+        through = f" through {'() -> '.join(self.via)}()" if self.via else ""
+        return f"{self.op}(){inside}{through}"
 
 
 @dataclass(frozen=True)
@@ -76,6 +86,8 @@ class EscapeFact:
     line: int
     func: str
     to: str                        # "foo()" or "an assignment"
+    why: str = ""                  # foo() has a struct semaphore * parameter but
+                                   # was not summarised: why (census.summaries)
 
 
 @dataclass(frozen=True)
@@ -89,7 +101,9 @@ class Followed:
     also: list[str]                # the other semaphores stored in it
 
     def text(self) -> str:
-        return (f"{self.at}: address stored in the {self.kind} pointer {self.pointer}; "
+        how = ("passed as the parameter " if self.kind == "param"
+               else f"stored in the {self.kind} pointer ")
+        return (f"{self.at}: address {how}{self.pointer}; "
                 f"{self.calls} call(s) through it followed"
                 + (f"; the pointer also holds {', '.join(self.also)}" if self.also else ""))
 
@@ -127,14 +141,16 @@ def _ev(items) -> list[str]:
     for it in items:
         if isinstance(it, OpFact):
             extra = f": {it.atomic}" if it.atomic else ""
-            out.append(f"{it.where}: {it.show()}{extra}")
+            guard = f" ({it.guard})" if it.guard else ""
+            out.append(f"{it.where}: {it.show()}{extra}{guard}")
         elif isinstance(it, InitFact):
             out.append(f"{it.path}:{it.line}: {it.form}, count {it.count}"
                        + (f" (= {it.value})" if it.value is not None
                           and str(it.value) != it.count else ""))
         elif isinstance(it, EscapeFact):
             out.append(f"{it.path}:{it.line}: address handed to {it.to}"
-                       + (f" in {it.func}()" if it.func else ""))
+                       + (f" in {it.func}()" if it.func else "")
+                       + (f", not followed: {it.why}" if it.why else ""))
         else:
             out.append(str(it))
     return out

@@ -30,6 +30,7 @@ RULES: tuple[Rule, ...] = (
     certain.sleeping_in_atomic,
     event.zero_never_released,
     event.zero_never_waited,
+    event.zero_waited_and_given_back,
     event.zero_taken_and_released_together,
     event.zero_pool,
     event.zero_trylock,

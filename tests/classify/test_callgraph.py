@@ -176,7 +176,7 @@ def test_synchronous_callback_takes_the_context_of_its_passer(graph):
 
 @pytest.mark.parametrize("rel,func,why", [
     ("drivers/a/irq.c", "never_isr", "no caller"),       # named like a handler, never registered
-    ("drivers/a/irq.c", "stored_fn", "stored in x->cb"),
+    ("drivers/a/irq.c", "stored_fn", "is x.cb: its context is not known"),  # typed store
     ("drivers/a/ops.c", "u_bar", "foo_ops.bar"),         # a table the graph does not know
     ("drivers/a/sync.c", "shared_helper", "exported"),   # its caller is exported
 ])

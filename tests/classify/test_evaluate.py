@@ -47,11 +47,21 @@ def test_a_truth_file_must_label_every_semaphore_of_the_audit():
         evaluate(audit(("a", "mutex"), ("b", "mutex")), truth(("a", "mutex")))
 
 
-def test_the_committed_truth_file_labels_the_committed_audit():
-    t = load_truth(REPO / "classify" / "truth" / "linux-6.1.192.tsv")
-    a = json.loads((REPO / "reports" / "linux-6.1.192" / "audit.json").read_text())
+@pytest.mark.parametrize("version", ["6.1.192", "6.12.118"])
+def test_the_committed_truth_file_labels_the_committed_audit(version):
+    t = load_truth(REPO / "classify" / "truth" / f"linux-{version}.tsv")
+    a = json.loads((REPO / "reports" / f"linux-{version}" / "audit.json").read_text())
     assert set(t) == {s["id"] for s in a["semaphores"]}
-    assert all(lab.evidence for lab in t.values())
+    assert all(lab.evidence and lab.note for lab in t.values())
+
+
+@pytest.mark.parametrize("version", ["6.1.192", "6.12.118"])
+def test_the_committed_audit_converts_nothing_labelled_otherwise(version):
+    """The acceptance of the audit on both trees: no mutex or completion verdict
+    for a semaphore the labels put in another pool."""
+    t = load_truth(REPO / "classify" / "truth" / f"linux-{version}.tsv")
+    a = json.loads((REPO / "reports" / f"linux-{version}" / "audit.json").read_text())
+    assert evaluate(a, t).wrong_conversions == 0
 
 
 def test_the_command_exits_1_on_a_wrong_conversion(tmp_path, capsys):

@@ -88,3 +88,26 @@ def test_boot_test_arm64_builds_and_boots_for_arm64_under_tcg(monkeypatch, tmp_p
     monkeypatch.setattr(boot, "boot_scenario", fake_boot)
     boot.boot_test([Scenario("a", "", ("base",))], tmp_path, "kvm", tmp_path, arch="arm64")
     assert seen == [("build", "arm64"), ("boot", "arm64", "tcg")]
+
+
+def test_the_longest_boots_start_first_and_come_back_in_order(monkeypatch, tmp_path):
+    """The selftest boot (the longest timeout) starts first, so that the short boots
+    fill the other worker meanwhile; the results keep the scenarios' order."""
+    from types import SimpleNamespace
+    from qemu import boot
+    from qemu.scenarios import Scenario
+    started = []
+    monkeypatch.setattr(boot, "prepare_source", lambda k: SimpleNamespace(series=["x"]))
+    monkeypatch.setattr(boot, "make_initramfs", lambda req: SimpleNamespace(image=None))
+    monkeypatch.setattr(boot, "build_kernel", lambda source, fragments, arch: boot.Kernel(
+        fragments, None, None))
+
+    def fake_boot(sc, kernel, initramfs, source, accel, out_dir, arch):
+        started.append(sc.name)
+        return BootResult(sc.name, True, "completed", [])
+    monkeypatch.setattr(boot, "boot_scenario", fake_boot)
+    scs = [Scenario("clean", "", ("b",), timeout=180), Scenario("hang", "", ("b",), timeout=40),
+           Scenario("selftest", "", ("b",), timeout=300)]
+    results = boot.boot_test(scs, tmp_path, out_dir=tmp_path, workers=1)
+    assert started == ["selftest", "clean", "hang"]
+    assert [r.scenario for r in results] == ["clean", "hang", "selftest"]
