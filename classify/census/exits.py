@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from classify.census.cscan import FileScopes, Scope, _statement_start, scan_scopes
+from classify.census.scan import split_top
 
 
 _EXIT_RX = re.compile(r"\breturn\b|\bgoto\s+(\w+)")
@@ -363,16 +364,7 @@ _ON, _OFF = frozenset(("1", "true")), frozenset(("0", "false"))
 
 def _split_args(text: str) -> list[str]:
     """The arguments of a call (the text between its parentheses), spaces removed."""
-    out, depth, cur = [], 0, []
-    for ch in text:
-        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    out.append("".join(cur))
-    return [re.sub(r"\s+", "", a) for a in out if a.strip()]
+    return [re.sub(r"\s+", "", a) for a in split_top(text) if a.strip()]
 
 
 def _flag_calls(text: str, fld: str) -> list[tuple[int, int, list[str]]]:

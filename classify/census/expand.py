@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from classify.census.cscan import clean_source, macro_spans, scan_scopes
 from classify.census.model import OPS
+from classify.census.scan import arg_spans
 
 EXPAND_VERSION = "expand-1"
 
@@ -69,27 +70,6 @@ def function_macros(text: str) -> dict[str, FunctionMacro]:
             params = tuple(p.strip() for p in m.group(2).split(",") if p.strip())
             out[name] = FunctionMacro(name, params, body, start, end)
     return out
-
-
-def _split_args(clean: str, open_: int) -> tuple[list[tuple[int, int]], int]:
-    """The (start, end) offsets of the arguments of the call whose "(" is at open_,
-    and the offset of its ")"; ([], -1) when it does not close."""
-    depth, start, args = 0, open_ + 1, []
-    for i in range(open_, len(clean)):
-        c = clean[i]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                args.append((start, i))
-                return args, i
-        elif c == "," and depth == 1:
-            args.append((start, i))
-            start = i + 1
-        elif c == ";" and depth <= 1:
-            break
-    return [], -1
 
 
 def substitute(macro: FunctionMacro, args: list[str]) -> str:
@@ -143,7 +123,7 @@ def expand_text(text: str) -> tuple[str, list[Expansion]]:
             if fs.function_at(m.start())[0]:
                 refused.add(name)
                 break
-            args, close = _split_args(clean, m.end() - 1)
+            args, close = arg_spans(clean, m.end() - 1, stop=";")
             if close < 0 or len(args) != len(macro.params):
                 refused.add(name)
                 break

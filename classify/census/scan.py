@@ -130,23 +130,48 @@ def _func_after(clean: str, fs: FileScopes, pos: int) -> str:
 _OP_RX = re.compile(r"(?<![\w.>])(" + "|".join(OPS) + r")\s*\(")
 
 
-def split_args(clean: str, open_paren: int) -> tuple[list[str], int]:
-    depth, i, start, args = 0, open_paren, open_paren + 1, []
-    n = len(clean)
-    while i < n:
+def arg_spans(clean: str, open_paren: int, stop: str = ""
+              ) -> tuple[list[tuple[int, int]], int]:
+    """The (start, end) offsets of the arguments of the call whose "(" is at
+    open_paren, and the offset of its ")"; ([], -1) when it does not close (or a
+    character of stop comes first, outside any inner parentheses)."""
+    depth, start, spans = 0, open_paren + 1, []
+    for i in range(open_paren, len(clean)):
         c = clean[i]
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
             if depth == 0:
-                args.append(clean[start:i])
-                return [re.sub(r"\s+", "", a) for a in args], i
+                spans.append((start, i))
+                return spans, i
         elif c == "," and depth == 1:
-            args.append(clean[start:i])
+            spans.append((start, i))
             start = i + 1
-        i += 1
-    return [], n
+        elif c in stop and depth <= 1:
+            break
+    return [], -1
+
+
+def split_args(clean: str, open_paren: int) -> tuple[list[str], int]:
+    spans, close = arg_spans(clean, open_paren)
+    if close < 0:
+        return [], len(clean)
+    return [re.sub(r"\s+", "", clean[a:b]) for a, b in spans], close
+
+
+def split_top(text: str) -> list[str]:
+    """text cut at its top-level commas (those outside () and []), as it is."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return out
 
 
 _OWN_RX = re.compile(r"^[ \t]*\w[\w \t*]*?\b(" + "|".join(OPS) + r")[ \t]*\([^;{}()]*\)\s*\{",

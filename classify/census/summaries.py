@@ -38,6 +38,7 @@ from classify.census.cscan import clean_source, scan_scopes
 from classify.census.exits import (_LEAVE_RX, _call_on, _head, _scopes, _statement_guard,
                                    held_exit)
 from classify.census.model import ACQUIRE, Census, Decl, OPS
+from classify.census.scan import split_top
 
 TAKES, RELEASES, BOTH, INITS, NOTHING = ("takes", "releases", "takes and releases",
                                          "initialises", "does nothing with")
@@ -90,16 +91,7 @@ _ARG_RX = r"(?<![\w.>])(?<!->){}\b"
 
 
 def _split_top(text: str) -> list[str]:
-    out, depth, cur = [], 0, []
-    for ch in text:
-        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    out.append("".join(cur))
-    return [re.sub(r"\s+", " ", a).strip() for a in out]
+    return [re.sub(r"\s+", " ", a).strip() for a in split_top(text)]
 
 
 def _param_names(head: str, func: str) -> tuple[str, ...] | None:

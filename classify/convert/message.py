@@ -221,7 +221,7 @@ def lock_paragraph(item: Converted) -> list[str]:
                      "released in another, always on the same task:")
         lines += [ln for s in _steps(sem) for ln in wrap(s, "- ", 72, hang=0)]
         lines += wrap("No release runs in interrupt context, and its address is not "
-                      "handed to other code.")
+                      "handed to other code. " + context_sentence(sem, ("down",), "taken"))
     else:
         guards = sem.get("guards") or []
         protects = f", protects {and_list(guards)}," if guards else ""
@@ -231,9 +231,6 @@ def lock_paragraph(item: Converted) -> list[str]:
                      "it on every path before returning, nothing else releases it, and "
                      "no release runs in interrupt context. "
                      + context_sentence(sem, ("down",), "taken"))
-    if sem.get("rule") == "lock.paired_on_one_task":
-        taken = context_sentence(sem, ("down",), "taken")
-        lines += wrap(taken) if taken else []
     for r in sem.get("reasons", []):
         m = _TRYLOCK.match(r)
         if m:
@@ -367,12 +364,14 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
     body: list[str] = []
     if _compact(items):
         body += locks_list(items) + [""]
-    for item in items if not _compact(items) else []:
-        para = (lock_paragraph if item.sem["class"] == "mutex" else event_paragraph)(item)
-        body += para + [""]
+    else:
+        for item in items:
+            para = (lock_paragraph if item.sem["class"] == "mutex" else event_paragraph)(item)
+            body += para + [""]
     changes = list(dict.fromkeys(c for i in items for c in return_changes(i.sem)))
     body += [ln for c in changes for ln in wrap(c) + [""]]
-    body += _renames(items) + ([""] if _renames(items) else [])
+    renames = _renames(items)
+    body += renames + ([""] if renames else [])
     for cls in ("mutex", "completion"):
         n = sum(i.sem["class"] == cls for i in items)
         if n:
