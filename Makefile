@@ -21,7 +21,7 @@ PYTHON ?= /usr/bin/python3
 # as one argument, quoted by $(call sh,...) when it has a character the shell reads.
 USER_VARS := KERNEL TREE WORK TARBALLS JOBS FRESH SUBSYS ID VERIFY SIGNOFF CHECK EXCLUDE \
 	ARCH SCENARIOS CONFIG BUILD MODULES BOOT LOG AUDIT JSON OUT RUNS KERNEL_RUNS PARTS \
-	BENCH_MS BENCH_NOTE
+	BENCH_MS BENCH_NOTE RECORD
 _GIVEN := $(foreach v,$(USER_VARS),$(if $(filter command line,$(origin $(v))),$(v)))
 _FROM_ENV := $(foreach v,$(USER_VARS),$(if $(filter environment,$(origin $(v))),$(v)))
 $(foreach v,$(_GIVEN) $(_FROM_ENV),$(eval override $(v) := $$(value $(v))))
@@ -40,7 +40,7 @@ $(foreach v,$(filter-out BENCH_NOTE,$(_GIVEN)),$(if $(strip $($(v))),,\
 TARGET_VARS_audit := FRESH
 TARGET_VARS_patches := SUBSYS ID VERIFY SIGNOFF
 TARGET_VARS_marking := CHECK EXCLUDE
-TARGET_VARS_boot-test := ARCH SCENARIOS
+TARGET_VARS_boot-test := ARCH SCENARIOS RECORD
 TARGET_VARS_full-kernel := CONFIG ARCH BUILD MODULES BOOT
 TARGET_VARS_triage := LOG AUDIT JSON OUT
 TARGET_VARS_bench := RUNS KERNEL_RUNS PARTS BENCH_MS BENCH_NOTE
@@ -230,8 +230,8 @@ boot-test:
 	@$(call oneof,ARCH,x86_64 arm64)$(PREFLIGHT) --free-gib 4 $(if $(filter arm64,$(ARCH)), \
 		qemu-system-aarch64 aarch64-linux-gnu-gcc,qemu-system-x86_64 busybox gcc) ccache \
 		make flex bison bc cpio
-	$(PYTHON) -m qemu boot-test $(K) --arch $(BOOT_ARCH)$(if $(SCENARIOS), \
-		--set $(call sh,$(SCENARIOS)))
+	$(PYTHON) -m qemu boot-test $(K) --arch $(BOOT_ARCH)$(call yesno,RECORD)$(if $(SCENARIOS), \
+		--set $(call sh,$(SCENARIOS)))$(if $(filter 1 yes,$(RECORD)), --record-selftests)
 
 # The pristine control of the kernel's own locking tests (qemu/pristine.py): the
 # scenarios with `control = true` booted on the tree without the series, the same

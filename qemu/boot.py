@@ -180,10 +180,11 @@ def in_parallel(jobs: Iterable[Callable[[], BootResult]],
 
 def boot_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL, accel: str = "tcg",
               out_dir: Path = BOOTS_DIR, workers: int = PARALLEL_BOOTS,
-              arch: str = "x86_64") -> list[BootResult]:
+              arch: str = "x86_64", record: bool = False) -> list[BootResult]:
     """Every scenario; each distinct fragment set is configured and built once for
     arch (x86_64, arm64), all before the first boot, then the boots run `workers` at
-    a time."""
+    a time.  The locking tests' records go to out_dir/selftest, or with record
+    beside the tree's audit (the committed ones for the trees `make setup` unpacks)."""
     try:
         source = prepare_source(kernel)
     except TreeError as err:
@@ -223,16 +224,15 @@ def boot_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL, accel: s
     done = in_parallel([job(scenarios[i]) for i in order], workers)
     results = [r for _, r in sorted(zip(order, done), key=lambda pair: pair[0])]
     if controls and arch == "x86_64":
-        write_control_records(source, version, scenarios, results, out_dir)
+        dest = (control.selftest_dir(source.kernel, version) if record
+                else out_dir / "selftest")
+        write_control_records(scenarios, results, out_dir, dest, source, version)
     return results
 
 
-def write_control_records(source: Source, version: str, scenarios: list[Scenario],
-                          results: list[BootResult], out_dir: Path) -> None:
-    """The records of the control scenarios' series boots, beside the tree's audit
-    (qemu.control): reports/linux-<version>/selftest/ for the trees `make setup`
-    unpacks, the work area for another."""
-    dest = control.selftest_dir(source.kernel, version)
+def write_control_records(scenarios: list[Scenario], results: list[BootResult],
+                          out_dir: Path, dest: Path, source: Source, version: str) -> None:
+    """The records of the control scenarios' series boots (qemu.control), in dest."""
     for sc, r in zip(scenarios, results):
         log_path = out_dir / f"{sc.name}.log"
         if not sc.control or r.verdict == "not_booted" or not log_path.is_file():

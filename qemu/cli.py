@@ -114,6 +114,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="kvm only after a probe boot proves it works")
         sp.add_argument("--out", type=Path, default=None,
                         help=f"boot logs and records (default: {BOOTS_DIR}[/ARCH])")
+        sp.add_argument("--record-selftests", action="store_true",
+                        help="write the locking tests' records and logs beside the "
+                        "tree's audit (reports/linux-<version>/selftest/ for the trees "
+                        "`make setup` unpacks) instead of OUT/selftest")
         sp.add_argument("--record", type=Path, default=None, metavar="RUNTIME_JSON",
                         help="runtime scenarios: where runtime.json and its artifacts "
                         "directory go (default: beside the committed audit of the default "
@@ -206,7 +210,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     out = args.out or (BOOTS_DIR if args.arch == "x86_64" else BOOTS_DIR / args.arch)
     if "runtime" in sets:
         return _runtime_set(args, scenarios, sets, out)
-    results = boot_test(scenarios, args.kernel, args.accel, out, arch=args.arch)
+    results = boot_test(scenarios, args.kernel, args.accel, out, arch=args.arch,
+                        record=args.record_selftests)
     print(summary(results))
     return 0 if all(r.passed for r in results) else 1
 

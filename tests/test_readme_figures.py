@@ -292,7 +292,9 @@ def test_the_readme_figures_are_those_of_the_reports():
 def test_a_changed_readme_figure_is_caught():
     text = README.read_text()
     row = next(ln for ln in text.splitlines() if ln.startswith("| `struct semaphore`s"))
-    edited = text.replace(row, row.replace("unknown 9", "unknown 8", 1), 1)
+    # one figure of the row changed, whatever the audit now says
+    changed = re.sub(r"unknown (\d+)", lambda m: f"unknown {int(m.group(1)) + 1}", row, 1)
+    edited = text.replace(row, changed, 1)
     assert edited != text
     assert readme_mismatches(readme_figures(edited))
 

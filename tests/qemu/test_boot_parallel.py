@@ -111,3 +111,29 @@ def test_the_longest_boots_start_first_and_come_back_in_order(monkeypatch, tmp_p
     results = boot.boot_test(scs, tmp_path, out_dir=tmp_path, workers=1)
     assert started == ["selftest", "clean", "hang"]
     assert [r.scenario for r in results] == ["clean", "hang", "selftest"]
+
+
+def test_the_locking_test_records_stay_in_the_work_area_unless_recorded(monkeypatch, tmp_path):
+    """make boot-test writes its locking-test records under its OUT (work/), not over
+    the committed ones; RECORD=1 (record=True) writes them beside the tree's audit."""
+    from types import SimpleNamespace
+    from qemu import boot, control
+    from qemu.scenarios import Scenario
+    monkeypatch.setattr(boot, "prepare_source", lambda k: SimpleNamespace(series=["x"],
+                                                                         kernel=k))
+    monkeypatch.setattr(boot, "make_initramfs", lambda req: SimpleNamespace(image=None))
+    monkeypatch.setattr(boot, "build_kernel", lambda source, fragments, arch: boot.Kernel(
+        fragments, None, None))
+    monkeypatch.setattr(boot, "kernel_version", lambda k: "6.1.192")
+    monkeypatch.setattr(control, "load_control", lambda *a: None)
+    monkeypatch.setattr(control, "evaluator", lambda c: None)
+    monkeypatch.setattr(control, "selftest_dir", lambda k, v: tmp_path / "reports" / v)
+    monkeypatch.setattr(boot, "boot_scenario", lambda sc, *a, **kw: BootResult(
+        sc.name, True, "completed", []))
+    dests = []
+    monkeypatch.setattr(boot, "write_control_records",
+                        lambda scs, results, out_dir, dest, *a: dests.append(dest))
+    scs = [Scenario("selftest", "", ("b",), control=True)]
+    boot.boot_test(scs, tmp_path, out_dir=tmp_path / "out")
+    boot.boot_test(scs, tmp_path, out_dir=tmp_path / "out", record=True)
+    assert dests == [tmp_path / "out" / "selftest", tmp_path / "reports" / "6.1.192"]
