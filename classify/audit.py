@@ -43,6 +43,18 @@ class SemResult:
 
 
 @dataclass
+class AuditStats:
+    """What one audit cost (printed by `python3 -m classify audit`, never written)."""
+    census_seconds: float = 0.0
+    facts_seconds: float = 0.0
+    callgraph_seconds: float = 0.0
+    total_seconds: float = 0.0
+    cache_hits: int = 0             # files whose facts the cache held
+    cache_misses: int = 0
+    files_analysed: int = 0         # the files spatch was given
+
+
+@dataclass
 class Audit:
     kernel: str
     version: str
@@ -51,7 +63,7 @@ class Audit:
     failures: list[FileFacts]
     unresolved_ops: list[Op]
     pointers: list[tuple[Decl, list[Op]]]
-    stats: dict = field(default_factory=dict)
+    stats: AuditStats = field(default_factory=AuditStats)
     allocated: list[Family] = field(default_factory=list)
 
 
@@ -404,10 +416,8 @@ def run_audit(kernel: Path, cache_dir: Path, fresh: bool = False, jobs: int | No
         pointers.append((c.pointers[pid], [op for op in c.ops if op.target == pid]))
     # calls spatch did not see, by function: the functions it could not parse
     total = time.monotonic() - started
-    stats = {"census_seconds": round(t_census, 1), "facts_seconds": round(t_facts, 1),
-             "callgraph_seconds": round(t_graph, 1),
-             "total_seconds": round(total, 1), "cache_hits": cache.hits,
-             "cache_misses": cache.misses, "files_analysed": len(relevant)}
+    stats = AuditStats(round(t_census, 1), round(t_facts, 1), round(t_graph, 1),
+                       round(total, 1), cache.hits, cache.misses, len(relevant))
     log.info("audit: %d semaphores classified in %.1f s", len(results), total)
     followed = {f.pointer for sf in semfacts.values() for f in sf.followed}
     return Audit(str(kernel), version, len(files), results, failures, unresolved, pointers,

@@ -8,6 +8,7 @@ imported only when asked for.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
@@ -61,7 +62,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"audit: wrote {p}")
     print("audit: %(total_seconds).1f s (census %(census_seconds).1f s, spatch "
           "%(facts_seconds).1f s, call graph %(callgraph_seconds).1f s, cache %(cache_hits)d hits / %(cache_misses)d misses)"
-          % audit.stats)
+          % dataclasses.asdict(audit.stats))
     return 0
 
 

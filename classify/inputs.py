@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from classify.paths import PROJECT_DIR, REPORTS_DIR, SERIES_ROOT
+from classify.records.audit import AUDIT_SCHEMA, AuditData
 from classify.records.base import RecordError
+from classify.records.patches import PATCH_STATUSES, PATCHES_SCHEMA
 from classify.tree import TreeError
 
-AUDIT_SCHEMA = "sem2mutex-audit-1"       # classify.report.data writes it
-PATCHES_SCHEMA = "sem2mutex-patches-1"   # classify.convert.cli writes it
 AUDIT_CLASSES = ("mutex", "completion", "counting", "unknown")
-PATCH_STATUSES = ("converted", "refused", "skipped")
 COMMITTED = (REPORTS_DIR, SERIES_ROOT)
 
 
@@ -159,7 +158,7 @@ def check_audit(data: Any, where: str) -> None:
     """Nothing when data has the shape of an audit.json (classify.report.data writes
     it: its schema, kernel_version, and each semaphore's id, class, declaration, inits
     and calls); else InputError naming the file and the first thing that is not.
-    (audit.json has no typed record yet: this is its check until it has one.)"""
+    (audit.json's shape is classify.records.audit's TypedDicts: this is their check.)"""
     if not isinstance(data, dict):
         raise InputError(f"{where}: not an audit.json: a JSON {type(data).__name__}, "
                          "not an object")
@@ -178,7 +177,7 @@ def check_audit(data: Any, where: str) -> None:
         raise InputError(f"{where}: not an audit.json: {err}") from None
 
 
-def load_audit(path: Path, what: str = "audit") -> Any:
+def load_audit(path: Path, what: str = "audit") -> AuditData:
     """The JSON data of an audit.json a user gave, checked (InputError: missing, not
     JSON, not an audit)."""
     if not Path(path).exists():

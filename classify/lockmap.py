@@ -17,10 +17,12 @@ evaluation (qemu.runtime) and triage (qemu.triage) all map through it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from classify.lockdepmaps import TreeLinks
 from classify.lockframes import Attribution, frame_attribution
+from classify.records.audit import AllocatedFamily, AuditSem
 from classify.records.boot import LockClass, Report, lock_class_of
 
 _SITE = re.compile(r"^(?P<expr>.+?)@(?P<file>[\w./+-]+\.[ch]):(?P<line>\d+)$")
@@ -51,7 +53,8 @@ def _name(sem_id: str) -> str:
     return sem_id.rsplit(":", 1)[1].split(".")[-1].lstrip("*").split("@")[0]
 
 
-def build_index(sems: list[dict], links: TreeLinks | None = None) -> SemIndex:
+def build_index(sems: Sequence[AuditSem | AllocatedFamily],
+                links: TreeLinks | None = None) -> SemIndex:
     """The index of the audit's semaphores (audit.json's "semaphores", or its
     "allocated" families); links: what the tree adds (classify.lockdepmaps.scan)."""
     by_site: dict[tuple[str, int], str] = {}

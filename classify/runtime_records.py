@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from classify import lockmap
+from classify.records.audit import AuditData, AuditSem
 from classify.records.boot import Boot, Report
 from classify.records.runtime import (CLEAN, NO_BUILD, NOT_BUILT, NOT_EXERCISED, STATUSES,
                                       VIOLATED, BootEntry, BootRecord, Outcome, Repeat,
@@ -92,7 +93,7 @@ def boot_entry(b: Boot, sid: str, ex: dict[str, Ran], reps: dict[str, list[Repor
     return e
 
 
-def runtime_records(sems: list[dict], boots: list[Boot],
+def runtime_records(sems: list[AuditSem], boots: list[Boot],
                     built: set[str]) -> dict[str, SemRuntime]:
     """One record per semaphore of the audit (sems: its "semaphores" list); built: the
     .c files compiled into the runtime kernel(s)."""
@@ -201,7 +202,7 @@ def report_record(r: Report, index: lockmap.SemIndex) -> ReportIds:
                      r.line)
 
 
-def runtime_record(audit: dict, version: str, marks: list[str], boots: list[Boot],
+def runtime_record(audit: AuditData, version: str, marks: list[str], boots: list[Boot],
                    built: set[str], variants: dict[str, VariantRecord],
                    config: str) -> RuntimeRecord:
     """The stable record of the boots (no times): what runtime.json holds, and what

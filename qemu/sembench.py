@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from qemu.parse import clean_lines
 
@@ -90,7 +91,25 @@ def parse_sem_bench(text: str) -> SemBench:
     return out
 
 
-def spread(values: list[float], digits: int = 1) -> dict:
+class Spread(TypedDict):
+    """A figure over several runs."""
+    median: float
+    min: float
+    max: float
+    n: int
+    runs: list[float]
+
+
+class ContentionRow(TypedDict):
+    """One (test, type, threads) of the measurements: bench.json's "contention" rows."""
+    test: str
+    type: str
+    threads: int
+    ops_per_s: Spread
+    cpu_percent: Spread
+
+
+def spread(values: list[float], digits: int = 1) -> Spread:
     """median, min, max and the runs themselves, rounded."""
     if not values:
         raise ValueError("no values")
@@ -99,12 +118,12 @@ def spread(values: list[float], digits: int = 1) -> dict:
             "n": len(values), "runs": [round(v, digits) for v in values]}
 
 
-def summarise(measurements: list[Measurement]) -> list[dict]:
+def summarise(measurements: list[Measurement]) -> list[ContentionRow]:
     """One row per (test, type, threads), in the order first seen: ops/s and CPU %."""
     groups: dict[tuple[str, str, int], list[Measurement]] = {}
     for m in measurements:
         groups.setdefault((m.test, m.type, m.threads), []).append(m)
-    rows = []
+    rows: list[ContentionRow] = []
     for (test, typ, threads), ms in groups.items():
         rows.append({"test": test, "type": typ, "threads": threads,
                      "ops_per_s": spread([m.ops_per_s for m in ms], 0),

@@ -269,10 +269,9 @@ def bare_dict_seams(root: Path = REPO) -> list[str]:
     return sorted(found)
 
 
-# Bare dicts still handed across a stage: audit.json's data (the audit's semaphores and
-# families), patches.json's and the conversion's records, and the benchmark figures
-# have no typed record yet.  The list only shrinks: a new seam that hands a bare dict
-# fails the test below, and so does an entry that no longer does.
+# Bare dicts still handed across a stage (tests/bare_dicts_pending.txt, now empty).  The
+# list only shrinks: a new seam that hands a bare dict fails the test below, and so does
+# an entry that no longer does.
 PENDING_BARE_DICTS = frozenset(
     ln.split("#")[0].strip() for ln in (REPO / "tests" / "bare_dicts_pending.txt").read_text(
     ).splitlines()) - {""}

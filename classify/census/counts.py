@@ -68,7 +68,7 @@ def _eval(node) -> int | None:
 def _tree_macros(c: Census) -> dict[str, str]:
     """The object-like macros of every census file that no two files define
     differently (computed once per census)."""
-    if "tree_macros" not in c.memo:
+    if c.memo.tree_macros is None:
         merged: dict[str, str] = {}
         conflicts: set[str] = set()
         for p, defs in c.defines.items():
@@ -78,8 +78,8 @@ def _tree_macros(c: Census) -> dict[str, str]:
                 merged.setdefault(k, v)
         for k in conflicts:
             merged.pop(k, None)
-        c.memo["tree_macros"] = merged
-    return c.memo["tree_macros"]
+        c.memo.tree_macros = merged
+    return c.memo.tree_macros
 
 
 def _macros_for(c: Census, path: str) -> dict[str, str]:
@@ -87,7 +87,7 @@ def _macros_for(c: Census, path: str) -> dict[str, str]:
 
 
 def _exists(c: Census, rel: str) -> bool:
-    memo = c.memo.setdefault("exists", {})
+    memo = c.memo.exists
     if rel not in memo:
         memo[rel] = (c.root / rel).is_file()
     return memo[rel]
@@ -95,7 +95,7 @@ def _exists(c: Census, rel: str) -> bool:
 
 def _read_header(c: Census, rel: str) -> tuple[set[str], dict[str, str]] | None:
     """A header's includes and object-like macros, read once per census."""
-    memo = c.memo.setdefault("headers", {})
+    memo = c.memo.headers
     if rel not in memo:
         try:
             text = read_text(c.root, rel)

@@ -57,6 +57,16 @@ class Op:
 
 
 @dataclass
+class CountsMemo:
+    """What census.counts reads once per census, to evaluate the initial counts."""
+    # the object-like macros no two census files define differently (None: not yet)
+    tree_macros: dict[str, str] | None = None
+    exists: dict[str, bool] = field(default_factory=dict)      # header -> is a file
+    # header -> its includes and object-like macros (None: it cannot be read)
+    headers: dict[str, tuple[set[str], dict[str, str]] | None] = field(default_factory=dict)
+
+
+@dataclass
 class Census:
     root: Path
     files: list[str] = field(default_factory=list)
@@ -75,9 +85,7 @@ class Census:
     funcs: dict[str, set[str]] = field(default_factory=dict)
     # the Resolver take_census used, kept to resolve the addresses spatch finds
     resolver: object = None
-    # what census.counts computed once: the tree's unambiguous macros, and the
-    # object-like macros of a header read from the tree
-    memo: dict = field(default_factory=dict)
+    memo: CountsMemo = field(default_factory=CountsMemo)
 
 
 def subsystem(path: str) -> str:

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 
 from classify.census.callgraph import CallGraph
 from classify.census.waits import BLOCKING, _Sem
+from classify.records.audit import AuditSem
 
 # a call taking a framework lock -> how a sentence names that lock
 OUTER = {"rtnl_lock": "RTNL", "rtnl_lock_killable": "RTNL", "wiphy_lock": "the wiphy mutex"}
@@ -83,7 +84,7 @@ def _under(table: str, field: str) -> str:
     return outer if outer and (not fields or field in fields) else ""
 
 
-def order_inversions(sem: dict, source: Callable[[str], str],
+def order_inversions(sem: AuditSem, source: Callable[[str], str],
                      graph: CallGraph | None = None) -> list[OrderFinding]:
     """One finding per framework lock that the lock is held across and that
     runs a callback taking it (see the module doc)."""

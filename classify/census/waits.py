@@ -61,6 +61,7 @@ from dataclasses import asdict, dataclass
 from classify.census.callgraph import CallGraph, Node
 from classify.census.cscan import Scope, clean_source, scan_scopes
 from classify.census.scan import split_args
+from classify.records.audit import AuditSem
 
 MAX_DEPTH = 3
 
@@ -449,7 +450,7 @@ class _Site:
 class _Sem:
     """One semaphore: its operations by function, and the files read once."""
 
-    def __init__(self, sem: dict, source: Callable[[str], str], graph: CallGraph | None):
+    def __init__(self, sem: AuditSem, source: Callable[[str], str], graph: CallGraph | None):
         self.id, self.source, self.graph = sem["id"], source, graph
         self.lock = self.id.rsplit(":", 1)[-1].rsplit(".", 1)[-1].lstrip("*")
         self.ops = [o for o in sem.get("ops", ())
@@ -563,7 +564,7 @@ class _Sem:
         return self._graph_takes
 
 
-def waits_under_lock(sem: dict, source: Callable[[str], str],
+def waits_under_lock(sem: AuditSem, source: Callable[[str], str],
                      graph: CallGraph | None = None) -> list[WaitFinding]:
     """The waits for execution that takes the lock, made holding it, of one
     semaphore record of the audit.  source: a tree file's text by its path (raw or
@@ -592,7 +593,7 @@ def _wait_findings(s: _Sem, site: _Site) -> Iterator[WaitFinding]:
                 WAITS[site.call.name][0] in ("work", "queue"))
 
 
-def nested_takes(sem: dict, source: Callable[[str], str],
+def nested_takes(sem: AuditSem, source: Callable[[str], str],
                  graph: CallGraph | None = None) -> list[NestFinding]:
     """The places where one task holds two instances of the lock at once, of one
     semaphore record of the audit (see the module doc)."""
@@ -647,7 +648,7 @@ def _loop_body(f: _File, pos: int) -> tuple[int, int] | None:
     return None
 
 
-def lock_findings(sem: dict, source: Callable[[str], str],
+def lock_findings(sem: AuditSem, source: Callable[[str], str],
                   graph: CallGraph | None = None) -> list[Finding]:
     """Both kinds for one semaphore record of the audit, the waits first."""
     return [*waits_under_lock(sem, source, graph), *nested_takes(sem, source, graph)]

@@ -31,6 +31,7 @@ from classify.convert.series import commit_with_message, fresh_worktree
 from classify.convert.transform import convert, files_for
 from classify.crossbuild import Builds
 from classify.paths import REPORTS_DIR, WORK_DIR
+from classify.records.audit import AuditData, SemOrFamily
 from classify.tree import GIT_ENV, git, git_am
 from classify.versions import build_dir_for, series_file as series_of
 
@@ -63,7 +64,7 @@ class Mark:
 
 # ------------------------------------------------------------------ choice
 
-def counting_pool(audit: dict, exclude: list[str] = ()) -> list[dict]:
+def counting_pool(audit: AuditData, exclude: list[str] = ()) -> list[SemOrFamily]:
     """The semaphores the audit classes counting, declared or allocated at run
     time (classify.allocated), by id, less exclude (each of which must be one of
     them)."""
@@ -101,12 +102,12 @@ def patch_date(patch: Path) -> str:
 
 # ------------------------------------------------------------------ message
 
-def declared_at(sem: dict) -> str:
+def declared_at(sem: SemOrFamily) -> str:
     d = sem["declared"]
     return f"{d['path']}:{d['line']}"
 
 
-def short_name(sem: dict) -> str:
+def short_name(sem: SemOrFamily) -> str:
     name = sem["id"].rsplit(":", 1)[-1]
     if allocated(sem):
         pointer, _, func = name.lstrip("*").partition("@")
@@ -115,11 +116,11 @@ def short_name(sem: dict) -> str:
     return name
 
 
-def allocated(sem: dict) -> bool:
+def allocated(sem: SemOrFamily) -> bool:
     return sem["declared"]["kind"] == "allocated"
 
 
-def commit_message(marks: list[Mark], sems: dict[str, dict], version: str,
+def commit_message(marks: list[Mark], sems: dict[str, SemOrFamily], version: str,
                    excluded: list[str], unknown: int, unknown_allocated: int = 0) -> str:
     marked = [m for m in marks if m.status == "marked"]
     lines = wrap(
@@ -169,7 +170,7 @@ def prepare_tree(kernel: Path, worktree: Path, before: list[Path]) -> Path:
     return tree
 
 
-def refusal(sem: dict) -> str:
+def refusal(sem: SemOrFamily) -> str:
     """Why the script cannot mark sem, known before it runs ("" when it can)."""
     through = [f for f in sem.get("followed", []) if f["kind"] != "local"]
     if through:
@@ -187,7 +188,7 @@ def refusal(sem: dict) -> str:
     return ""
 
 
-def mark_all(tree: Path, pool: list[dict]) -> list[Mark]:
+def mark_all(tree: Path, pool: list[SemOrFamily]) -> list[Mark]:
     """Mark each semaphore in turn; each one's change is committed on its own, so
     that a refusal (which resets the worktree) loses no other."""
     marks = []
@@ -215,7 +216,7 @@ def mark_all(tree: Path, pool: list[dict]) -> list[Mark]:
     return marks
 
 
-def mark_commits(tree: Path, sems: list[dict]) -> dict[str, Mark]:
+def mark_commits(tree: Path, sems: list[SemOrFamily]) -> dict[str, Mark]:
     """Each of sems marked in turn on top of tree's HEAD, one commit each (made with
     the fixed identity and date of GIT_ENV, so the same tree and audit give the same
     commits): id -> its Mark, with the commit that marks it (whose `git revert` is the
@@ -246,7 +247,7 @@ class Marking:
     elapsed: float
 
 
-def c_files(tree: Path, pool: list[dict], marks: list[Mark]) -> list[str]:
+def c_files(tree: Path, pool: list[SemOrFamily], marks: list[Mark]) -> list[str]:
     """Every .c file a marked semaphore is declared or used in."""
     by_id = {s["id"]: s for s in pool}
     files = {f for m in marks if m.status == "marked"
@@ -254,7 +255,7 @@ def c_files(tree: Path, pool: list[dict], marks: list[Mark]) -> list[str]:
     return sorted(files)
 
 
-def generate(kernel: Path, audit: dict, out: Path, worktree: Path,
+def generate(kernel: Path, audit: AuditData, out: Path, worktree: Path,
              exclude: list[str] = (), series_file: Path | None = None) -> Marking:
     """series_file: default the series of kernel's version."""
     started = time.monotonic()

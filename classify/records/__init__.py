@@ -3,8 +3,13 @@
 Every record one stage hands another is a dataclass of this package, and a JSON file is
 only its serialisation: `to_json()` writes it, `from_json()` reads it back and checks it,
 and a file that is not the record asked for is refused in one line (`RecordError`).
+audit.json and patches.json are the exception: their shapes are TypedDicts (audit.py
+says why), checked by classify.inputs.
 
     base.py     Record (to_json / from_json, the schema version), RecordError
+    audit.py    audit.json's shape (AuditData, AuditSem, AllocatedFamily and their
+                parts), as TypedDicts: its readers take it as JSON objects
+    patches.py  patches.json's shape (PatchesData, PatchRecord), as TypedDicts
     boot.py     a boot's evidence, as qemu.parse reads it from the console: Lock,
                 Report, LockClass (a "# lockdep-class:" line) and Boot
     runtime.py  the runtime record (runtime.json): RuntimeRecord, its BootRecord per

@@ -9,20 +9,19 @@ from collections import Counter
 from pathlib import Path
 
 from classify.audit import Audit, SemResult
+from classify.records.audit import AUDIT_SCHEMA, AuditData, AuditSem, Call, Unparsed
+from classify.records.patches import PatchesData, PatchRecord
 from classify.records.runtime import STATUSES, RuntimeRecord
 from classify.report.runtime import boots_line
 from classify.rules import CLASSES, OpFact
 
 
-SCHEMA = "sem2mutex-audit-1"
-
-
-def _op_json(o: OpFact) -> dict:
+def _op_json(o: OpFact) -> Call:
     """One call; with where its function runs ("context": a down_trylock()'s, and
     every call of a mutex or completion) and its callers (those calls only:
     "callers", the chains from each root to the function, shortest first, and
     "callers_more", how many more there are)."""
-    out = {"path": o.path, "line": o.line, "op": o.op, "function": o.func,
+    out: Call = {"path": o.path, "line": o.line, "op": o.op, "function": o.func,
            "analysed": o.analysed, "balanced": o.balanced, "atomic": o.atomic}
     if o.via:
         out["via"] = list(o.via)
@@ -34,7 +33,7 @@ def _op_json(o: OpFact) -> dict:
     return out
 
 
-def _sem_json(r: SemResult) -> dict:
+def _sem_json(r: SemResult) -> AuditSem:
     d, sf, v = r.decl, r.facts, r.verdict
     return {
         "id": d.id,
@@ -64,7 +63,7 @@ def load_runtime(path: Path) -> RuntimeRecord | None:
     return RuntimeRecord.load(path) if path.is_file() else None
 
 
-def _runtime_intro(runtime: RuntimeRecord, sems: list[dict]) -> str:
+def _runtime_intro(runtime: RuntimeRecord, sems: list[AuditSem]) -> str:
     c = Counter(runtime.of(s["id"]).status for s in sems)
     return (f"DEBUG_MUTEX_FULL boots on {runtime.config} "
             f"({boots_line(runtime.boots)}; trust kernels mark the counting pool "
@@ -74,7 +73,7 @@ def _runtime_intro(runtime: RuntimeRecord, sems: list[dict]) -> str:
             + ", ".join(f"{k} {c[k]}" for k in STATUSES if k in c) + ".")
 
 
-def load_patches(path: Path) -> dict | None:
+def load_patches(path: Path) -> PatchesData | None:
     """patches.json (written by `make patches`) next to an audit, if there is one."""
     try:
         return json.loads(path.read_text())
@@ -82,7 +81,7 @@ def load_patches(path: Path) -> dict | None:
         return None
 
 
-def _patch_cell(rec: dict) -> str:
+def _patch_cell(rec: PatchRecord) -> str:
     """One line: the patch and its verification, or why there is none."""
     if rec.get("status") != "converted":
         return f"{rec.get('status', '?')}: " + "; ".join(rec.get("why", [])[:2])
@@ -106,8 +105,8 @@ def _patch_cell(rec: dict) -> str:
     return text
 
 
-def to_json(a: Audit, patches: dict | None = None,
-            runtime: RuntimeRecord | None = None) -> dict:
+def to_json(a: Audit, patches: PatchesData | None = None,
+            runtime: RuntimeRecord | None = None) -> AuditData:
     counts = Counter(r.verdict.cls for r in a.results)
     sems = [_sem_json(r) for r in sorted(a.results, key=lambda r: r.decl.id)]
     if patches is not None:
@@ -119,7 +118,7 @@ def to_json(a: Audit, patches: dict | None = None,
         for s in sems:
             s["runtime"] = runtime.of(s["id"]).to_json()
     return {
-        "schema": SCHEMA,
+        "schema": AUDIT_SCHEMA,
         "kernel_version": a.version,
         "files_scanned": a.files,
         "counts": {c: counts.get(c, 0) for c in CLASSES},
@@ -139,7 +138,7 @@ def to_json(a: Audit, patches: dict | None = None,
     }
 
 
-def _unparsed(a: Audit) -> list[dict]:
+def _unparsed(a: Audit) -> list[Unparsed]:
     """Functions holding a semaphore call that spatch did not see (parse failure)."""
     seen = {}
     for r in a.results:
@@ -151,6 +150,6 @@ def _unparsed(a: Audit) -> list[dict]:
             for (p, f), lines in sorted(seen.items())]
 
 
-def write_json(a: Audit, path: Path, patches: dict | None = None,
+def write_json(a: Audit, path: Path, patches: PatchesData | None = None,
                runtime: RuntimeRecord | None = None) -> None:
     path.write_text(json.dumps(to_json(a, patches, runtime), indent=1, sort_keys=True) + "\n")

@@ -9,6 +9,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from classify.audit import Audit
+from classify.records.audit import AuditData, AuditSem
+from classify.records.patches import PatchesData
 from classify.records.runtime import RuntimeRecord
 from classify.report.data import _patch_cell, _runtime_intro, to_json
 from classify.report.runtime import summary_line
@@ -23,7 +25,7 @@ def _e(s) -> str:
     return html.escape(str(s), quote=True)
 
 
-def _chart(by_sub: dict[str, list[dict]]) -> str:
+def _chart(by_sub: dict[str, list[AuditSem]]) -> str:
     """CSS bars: one row per subsystem, one segment per class."""
     rows = []
     widest = max((len(v) for v in by_sub.values()), default=1)
@@ -54,11 +56,11 @@ _STYLE = ("<style>body{font-family:sans-serif;margin:2em;max-width:80em}"
           ".rt-not-built,.rt-not-exercised{color:#757575}</style></head><body>")
 
 
-def _cls_cell(s: dict) -> str:
+def _cls_cell(s: AuditSem) -> str:
     return f"<td class=\"{_e(s['class'])}\">{_e(s['class'])}</td>"
 
 
-def _html_head(a: Audit, data: dict, by_sub: dict) -> list[str]:
+def _html_head(a: Audit, data: AuditData, by_sub: dict[str, list[AuditSem]]) -> list[str]:
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>sem2mutex audit: Linux {_e(a.version)}</title>", _STYLE,
@@ -73,7 +75,7 @@ def _html_head(a: Audit, data: dict, by_sub: dict) -> list[str]:
     return parts
 
 
-def _html_not_analysed(data: dict) -> list[str]:
+def _html_not_analysed(data: AuditData) -> list[str]:
     parts = []
     if data["failures"]:
         parts.append("<h2>Files spatch could not analyse</h2><ul>")
@@ -92,7 +94,7 @@ def _html_not_analysed(data: dict) -> list[str]:
     return parts
 
 
-def _html_patches(sems: list[dict], patches: dict | None) -> list[str]:
+def _html_patches(sems: list[AuditSem], patches: PatchesData | None) -> list[str]:
     with_patch = [s for s in sems if "patch" in s]
     if not with_patch:
         return []
@@ -107,7 +109,7 @@ def _html_patches(sems: list[dict], patches: dict | None) -> list[str]:
     return parts
 
 
-def _html_runtime(sems: list[dict], runtime: RuntimeRecord | None) -> list[str]:
+def _html_runtime(sems: list[AuditSem], runtime: RuntimeRecord | None) -> list[str]:
     if runtime is None:
         return []
     parts = ["<h2>Runtime evidence (<code>make boot-test SCENARIOS=runtime</code>)"
@@ -121,7 +123,7 @@ def _html_runtime(sems: list[dict], runtime: RuntimeRecord | None) -> list[str]:
     return parts
 
 
-def _html_pools(sems: list[dict], by_sub: dict) -> list[str]:
+def _html_pools(sems: list[AuditSem], by_sub: dict[str, list[AuditSem]]) -> list[str]:
     parts = ["<h2>The unknown pool</h2><table><tr><th>semaphore</th><th>why unknown</th>"
              "<th>what would settle it</th><th>evidence</th></tr>"]
     for s in sems:
@@ -141,7 +143,7 @@ def _html_pools(sems: list[dict], by_sub: dict) -> list[str]:
     return parts
 
 
-def _html_unresolved(data: dict) -> list[str]:
+def _html_unresolved(data: AuditData) -> list[str]:
     parts = []
     if data["unresolved_ops"]:
         parts.append("<h2>Calls whose semaphore could not be resolved</h2><ul>")
@@ -169,7 +171,7 @@ def _html_unresolved(data: dict) -> list[str]:
     return parts
 
 
-def to_html(a: Audit, patches: dict | None = None,
+def to_html(a: Audit, patches: PatchesData | None = None,
             runtime: RuntimeRecord | None = None) -> str:
     data = to_json(a, patches, runtime)
     sems = data["semaphores"]
@@ -183,6 +185,6 @@ def to_html(a: Audit, patches: dict | None = None,
     return "\n".join(parts)
 
 
-def write_html(a: Audit, path: Path, patches: dict | None = None,
+def write_html(a: Audit, path: Path, patches: PatchesData | None = None,
                runtime: RuntimeRecord | None = None) -> None:
     path.write_text(to_html(a, patches, runtime))

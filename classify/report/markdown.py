@@ -8,6 +8,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from classify.audit import Audit
+from classify.records.audit import AuditData, AuditSem
+from classify.records.patches import PatchesData
 from classify.records.runtime import RuntimeRecord
 from classify.report.data import _patch_cell, _runtime_intro, to_json
 from classify.report.runtime import summary_line
@@ -18,7 +20,7 @@ def _md_escape(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(a: Audit, patches: dict | None = None,
+def to_markdown(a: Audit, patches: PatchesData | None = None,
                 runtime: RuntimeRecord | None = None) -> str:
     data = to_json(a, patches, runtime)
     out = [f"# sem2mutex audit: Linux {a.version}", ""]
@@ -79,7 +81,7 @@ def to_markdown(a: Audit, patches: dict | None = None,
     return "\n".join(out)
 
 
-def _md_pointers(data: dict) -> list[str]:
+def _md_pointers(data: AuditData) -> list[str]:
     """The semaphores allocated at run time, and the pointers to semaphores."""
     out: list[str] = []
     if data["allocated"]:
@@ -102,7 +104,7 @@ def _md_pointers(data: dict) -> list[str]:
     return out
 
 
-def _md_runtime(sems: list[dict], runtime: RuntimeRecord) -> list[str]:
+def _md_runtime(sems: list[AuditSem], runtime: RuntimeRecord) -> list[str]:
     out = ["## Runtime evidence (`make boot-test SCENARIOS=runtime`)", "",
            _runtime_intro(runtime, sems), "",
            "| semaphore | class | runtime |", "|---|---|---|"]
@@ -112,6 +114,6 @@ def _md_runtime(sems: list[dict], runtime: RuntimeRecord) -> list[str]:
     return out + [""]
 
 
-def write_markdown(a: Audit, path: Path, patches: dict | None = None,
+def write_markdown(a: Audit, path: Path, patches: PatchesData | None = None,
                    runtime: RuntimeRecord | None = None) -> None:
     path.write_text(to_markdown(a, patches, runtime))

@@ -57,10 +57,10 @@ def test_reasons_name_the_cause(shared_cache: Path) -> None:
 def test_cache_is_used_on_the_second_run(tmp_path: Path) -> None:
     first = run_audit(FIXTURES / "loop.c", tmp_path / "cache", nice=0)
     second = run_audit(FIXTURES / "loop.c", tmp_path / "cache", nice=0)
-    assert second.stats["cache_misses"] == 0
+    assert second.stats.cache_misses == 0
     assert [r.verdict.cls for r in first.results] == [r.verdict.cls for r in second.results]
     fresh = run_audit(FIXTURES / "loop.c", tmp_path / "cache", fresh=True, nice=0)
-    assert fresh.stats["cache_hits"] == 0
+    assert fresh.stats.cache_hits == 0
 
 
 def test_a_file_spatch_cannot_analyse_is_listed_not_dropped(tmp_path):
@@ -73,7 +73,7 @@ def test_a_file_spatch_cannot_analyse_is_listed_not_dropped(tmp_path):
         assert r.verdict.reasons[0].startswith("not analysed: loop.c: spatch timed out")
     # a timeout is not cached: the next run analyses the file
     again = run_audit(FIXTURES / "loop.c", tmp_path / "cache", nice=0)
-    assert not again.failures and again.stats["cache_misses"] > 0
+    assert not again.failures and again.stats.cache_misses > 0
 
 
 def test_a_call_spatch_did_not_see_names_its_function(tmp_path):
