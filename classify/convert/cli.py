@@ -9,21 +9,23 @@ import time
 from pathlib import Path
 
 from classify.convert.select import Outcome, PatchError, under
-from classify.convert.series import Series, fresh_worktree, generate, read_series
+from classify.convert.series import SENDING, Series, fresh_worktree, generate, read_series
 from classify.inputs import (InputError, check_patches, load_audit, load_json,
                              refuse_committed, shown)
 from classify.paths import DEFAULT_CACHE, default_out
+from classify.records.patches import PATCHES_SCHEMA, PatchRecord
 from classify.versions import build_dir_for
 
 # the build the records are of: a file x86_64 leaves out names its own
 CONFIG_NAME = "allmodconfig: x86_64, or the architecture named"
 
 
-def stable_record(outcome: Outcome, verified: dict | None) -> dict:
+def stable_record(outcome: Outcome, verified: dict | None) -> PatchRecord:
     """What the audit report shows for a semaphore: no times, no dates."""
     from classify.convert.verify import status_of
-    rec = {"status": outcome.status, "why": outcome.why, "series": outcome.series,
-           "patch": outcome.patch, **({"hand": outcome.hand} if outcome.hand else {})}
+    rec: PatchRecord = {"status": outcome.status, "why": outcome.why,
+                        "series": outcome.series, "patch": outcome.patch,
+                        **({"hand": outcome.hand} if outcome.hand else {})}
     if verified is not None:
         rec["verify"] = status_of(verified)
         rec["apply"] = verified.get("apply", "")
@@ -176,7 +178,7 @@ def run_patches(args) -> int:
     stable = {o.id: stable_record(o, records.get(o.id)) for o in outcomes
               if not o.id.startswith("SUBSYS=")}
     merge_json(out / "patches.json", stable,
-               {"schema": "sem2mutex-patches-1", "kernel_version": audit.get("kernel_version"),
+               {"schema": PATCHES_SCHEMA, "kernel_version": audit.get("kernel_version"),
                 "config": CONFIG_NAME})
     n_conv = sum(o.status == "converted" for o in outcomes)
     n_ref = sum(o.status == "refused" for o in outcomes)
@@ -186,6 +188,9 @@ def run_patches(args) -> int:
     print(f"patches: {n_conv} semaphore(s) in {n_patches} patch(es) in "
           f"{sum(bool(s.patches) for s in series)} "
           f"series under {out}; {n_ref} refused; {n_skip} skipped")
+    if any((s.dir / SENDING).is_file() for s in series):
+        print(f"patches: before sending a series, read its {SENDING}: where it goes, "
+              "and the evidence of each patch")
     if records:
         from classify.convert.verify import status_of
         counts: dict[str, int] = {}

@@ -1,5 +1,5 @@
 """The cover letter of a series: why (the 2005 migration, what a mutex gives),
-what each patch does, what was left out, the base and where to send it.  The
+what each patch does, what was left out, the base.  The
 testing paragraph is added by the verification (classify.convert.testing).
 """
 
@@ -22,8 +22,8 @@ WHY = {
               "recursion, a release by another task, freeing while held) and "
               "optimistic spinning."),
     "completion": ("Each semaphore converted to a completion here counts events: one "
-                   "side waits, the other signals. A completion says so, and lockdep "
-                   "does not mistake it for a lock."),
+                   "side waits, the other signals. A completion, the kernel's type "
+                   "for that, says so."),
 }
 
 
@@ -51,18 +51,18 @@ def patch_summary(items: list[Converted]) -> str:
 
 
 def cover_text(patches: list[tuple[str, str]], refused: list[Outcome], version: str,
-               routing: list[str], classes: set[str]) -> str:
+               classes: set[str]) -> str:
     """The blurb of a series' cover letter: why, what each patch does (patches:
-    (subject without [PATCH], summary)), what was left out and why, the base,
-    where to send it; classes: the kinds of lock the series converts.  The
-    testing paragraph is added by the verification."""
+    (subject without [PATCH], summary)), what was left out and why, the base;
+    classes: the kinds of lock the series converts.  The testing paragraph is
+    added by the verification; where to send it is the sender's
+    (notes.sending_notes)."""
     lines = wrap(motivation(classes)) + [""]
     for n, (subj, what) in enumerate(patches, 1):
         lines += wrap(f"Patch {n} ({subj.rsplit(': ', 1)[0]}) {what}") + [""]
     for o in refused:
         lines += wrap(f"Not converted: {o.id}: {'; '.join(o.why)}") + [""]
     lines += wrap(f"Based on Linux {version}.") + [""]
-    lines += [ln for r in routing for ln in wrap(r)]
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines)

@@ -44,7 +44,9 @@ def definition_comment(text: str, line: int, funcs: list[str], guards: list[str]
     (guards: the members changed under it, convert.protects), else what it
     serialises (funcs: the functions taking it), at the end of the line or,
     when that passes limit columns, on the line above.  A definition with a
-    comment on its line is left.  net: the file is networking's (drivers/net/,
+    comment on its line is left; one with the file's comment above keeps it
+    there, said again with ours (checkpatch does not see a comment above the
+    removed line of the old type).  net: the file is networking's (drivers/net/,
     net/), whose block comments start on the /* line."""
     lines = text.split("\n")
     if not (0 < line <= len(lines)) or not (funcs or guards):
@@ -54,12 +56,6 @@ def definition_comment(text: str, line: int, funcs: list[str], guards: list[str]
     if not m or "/*" in decl or "//" in decl:
         return text
     above_line = lines[line - 2] if line > 1 else ""
-    if re.fullmatch(r"\s*/\*[^*].*\*/\s*", above_line) and \
-            _columns(f"{decl.rstrip()} {above_line.strip()}") <= limit:
-        # the file's own comment, from the line above to the end of the line:
-        # checkpatch does not see it above a changed line
-        lines[line - 2:line] = [f"{decl.rstrip()} {above_line.strip()}"]
-        return "\n".join(lines)
     verb, names, what = (("protects", list(guards), "member") if guards else
                          ("serialises", [f"{f}()" for f in funcs], "function"))
     own = re.fullmatch(r"\s*/\*\s*([^*].*?)\s*\*/\s*", above_line)
@@ -69,6 +65,9 @@ def definition_comment(text: str, line: int, funcs: list[str], guards: list[str]
         # stacked read worse): "Lock for getting a free block: protects x."
         indent = m.group(1)
         said = f"{own.group(1).rstrip('.')}: {verb} {_listed(names, 1 << 10, what)}."
+        if _columns(f"{indent}/* {said} */") <= limit:
+            lines[line - 2] = f"{indent}/* {said} */"
+            return "\n".join(lines)
         words = textwrap.wrap(said, limit - _columns(indent) - 3, break_long_words=False)
         body = [f"{indent} * {w}" for w in words]
         if net:

@@ -216,12 +216,13 @@ def split_addresses(output: str) -> tuple[list[str], list[str]]:
 
 def recipients(tree: Path, patch: Path, me: str = "") -> tuple[list[str], list[str]]:
     """(To, Cc) of one patch from the tree's get_maintainer.pl, me (the sender's
-    address, which it finds in the Signed-off-by) left out."""
+    address, which it finds in the Signed-off-by) left out; the lists that take
+    posts from subscribers only (--s) included, as a patch goes there too."""
     script = tree / "scripts" / "get_maintainer.pl"
     if not script.is_file():
         return [], []
-    res = subprocess.run(["perl", str(script), "--no-git", "--no-rolestats", str(patch)],
-                         cwd=tree, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(["perl", str(script), "--no-git", "--no-rolestats", "--s",
+                          str(patch)], cwd=tree, capture_output=True, text=True, timeout=300)
     if res.returncode != 0:
         log.warning("get_maintainer.pl failed on %s: %s", patch.name,
                     res.stderr.strip()[-200:])

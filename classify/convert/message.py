@@ -227,10 +227,10 @@ def lock_paragraph(item: Converted) -> list[str]:
         protects = f", protects {and_list(guards)}," if guards else ""
         # one paragraph: what it is, who holds it, where from
         lines = wrap(f"{name} {_init_text(sem)}{protects} and is only held inside "
-                     f"{some_of(takers)}: {'each of them releases' if len(takers) > 1 else 'it releases'} "
-                     "it on every path before returning, nothing else releases it, and "
-                     "no release runs in interrupt context. "
-                     + context_sentence(sem, ("down",), "taken"))
+                     f"{some_of(takers)}: {'each of them releases' if len(takers) > 1 else (takers or ['it'])[0] + ' releases'} "
+                     "it on every path before returning, so the task that takes it is "
+                     "the one that releases it, as a mutex requires. Nothing else "
+                     "releases it. " + context_sentence(sem, ("down",), "taken"))
     for r in sem.get("reasons", []):
         m = _TRYLOCK.match(r)
         if m:
@@ -264,18 +264,14 @@ def _compact(items: list[Converted]) -> bool:
     return len(items) >= 3 and all(plain(i) for i in items)
 
 
-_WORDS = dict(enumerate("zero one two three four five six seven eight nine".split()))
-
-
 def locks_list(items: list[Converted]) -> list[str]:
     """The compact form of several plain locks (_compact): one sentence of what
     they share, a line per lock with what it protects and who holds it, and
     where the paths that take them start."""
-    count = _WORDS.get(len(items), str(len(items)))
-    lines = wrap(f"The driver uses {count} semaphores as locks. Each is initialised "
+    lines = wrap("Each of them is initialised "
                  "to 1 and only held inside the functions listed with it, each of which "
-                 "releases it on every path before returning; nothing else releases "
-                 "it, and no release runs in interrupt context:")
+                 "releases it on every path before returning, so the task that takes "
+                 "it is the one that releases it; nothing else releases it:")
     lines.append("")
     starts: dict[str, None] = {}
     for item in items:
@@ -288,33 +284,11 @@ def locks_list(items: list[Converted]) -> list[str]:
             for w in root.partition(" (")[2].rstrip(")").split(", "):
                 starts[_start_kind(w)] = None
     lines.append("")
-    text = "All of them are taken in process context only"
+    # down() sleeps: process context is what it always needed, not a finding
+    text = "All of them are taken in process context"
     if starts:
         text += f", on paths that start at {some_of(list(starts), 6, 'others')}"
     return lines + wrap(text + ".")
-
-
-def _signal_context(sem: dict) -> list[str]:
-    """Where an up() runs with a lock held or from a callback: complete() may
-    be called there as up() was."""
-    out = []
-    # what registered each start ("a timer"), to name the callback's kind
-    started = {r.partition(" (")[0]: r.partition(" (")[2].rstrip(")")
-               for r in _contexts(sem, ("up",))[1]}
-    for o in sorted(sem.get("ops", []), key=lambda o: (o["path"], o["line"])):
-        at = o.get("atomic") or ""
-        if not (o["op"] == "up" and at and o.get("function")):
-            continue
-        m = re.match(r"called from (\w+\(\)), an interrupt/timer/tasklet callback", at)
-        kind = started.get(m.group(1), "") if m else ""
-        kind = kind if kind in ("a timer", "a tasklet", "an IRQ handler") else \
-            "an interrupt, timer or tasklet"
-        where = (f"from {m.group(1)}, {kind} callback" if m
-                 else "with a spinlock held or interrupts off")
-        text = f"{o['function']}() signals it {where}"
-        if text not in out:
-            out.append(text)
-    return out
 
 
 def event_paragraph(item: Converted) -> list[str]:
@@ -326,17 +300,16 @@ def event_paragraph(item: Converted) -> list[str]:
     start = ("is initialised to 1 and taken at once, so it starts at 0"
              if any("taken at once" in r for r in sem.get("reasons", []))
              else "starts at 0")
-    text = (f"{name} {start} and is used to wait for an event: {some_of(waiters)} "
-            f"{'waits' if len(waiters) == 1 else 'wait'} for it, {some_of(signals)} "
-            f"{'signals' if len(signals) == 1 else 'signal'} it, and no function "
-            "does both.")
-    for ops, verb in ((("down",), "waited for"), (("up",), "signalled")):
-        text += " " + context_sentence(sem, ops, verb)
-    where = _signal_context(sem)
-    if where:
-        text += f" {and_list(where)}: complete() may be called there as up() was."
+    text = (f"{name} {start}: {some_of(waiters)} "
+            f"{'waits' if len(waiters) == 1 else 'wait'} for it and {some_of(signals)} "
+            f"{'signals' if len(signals) == 1 else 'signal'} it. No function both waits "
+            "for it and signals it, so it never guards a section of code as a lock "
+            "does. " + context_sentence(sem, ("down",), "waited for"))
+    # where it is signalled from needs no proof: complete() is as safe as up()
+    # in any context, interrupt handlers and timers included
+    text += (" complete() may be called from any context, as up() may, so where it "
+             "is signalled from does not change.")
     return wrap(text)
-
 
 
 def _renames(items: list[Converted]) -> list[str]:
@@ -347,21 +320,47 @@ def _renames(items: list[Converted]) -> list[str]:
                 "semaphore.")
 
 
-_CLOSING = {
-    "mutex": "As a mutex it is checked by lockdep and CONFIG_DEBUG_MUTEXES.",
-    "mutexes": "As mutexes they are checked by lockdep and CONFIG_DEBUG_MUTEXES.",
-    "completion": ("A completion counts the signals that come before a wait, as the "
-                   "semaphore did: none is lost."),
-}
+def opening(items: list[Converted]) -> list[str]:
+    """Why the patch is made, first: what each semaphore is used as, and what
+    its new type gives that the semaphore does not."""
+    text = []
+    for cls in ("mutex", "completion"):
+        names = [lock_name(i.sem) for i in items if i.sem["class"] == cls]
+        if not names:
+            continue
+        one = len(names) == 1
+        them = "it" if one else "them"
+        if cls == "mutex":
+            text.append(
+                f"{and_list(names)} {'is a semaphore' if one else 'are semaphores'} "
+                f"used as {'a lock' if one else 'locks'}. Make {them} "
+                f"{'a mutex' if one else 'mutexes'}: lockdep does not see a semaphore, "
+                f"and with a mutex lockdep and CONFIG_DEBUG_MUTEXES check how "
+                f"{'it' if one else 'they'} "
+                f"{'is' if one else 'are'} held (a release by another task, a take "
+                "of a lock already held, a lock freed while held).")
+        else:
+            text.append(
+                f"{and_list(names)} {'is a semaphore' if one else 'are semaphores'} "
+                f"used to wait for an event. Make {them} "
+                f"{'a completion' if one else 'completions'}, the kernel's type for "
+                "that, which says what it is for.")
+    return wrap(" ".join(text))
+
+
+# after the conversion: what stays as it was
+_COMPLETION_COUNTS = ("A completion counts the signals that come before a wait, as the "
+                      "semaphore did: none is lost.")
 
 
 def commit_message(prefix: str, subject: str, items: list[Converted],
                    signoff: str | None) -> str:
-    """The message of one patch (one driver): a paragraph per lock, the renames,
-    what the new type gives, the waits under a lock the conversion makes
-    visible, the sign-off.  What is for the reviewer only goes below the ---
+    """The message of one patch (one driver): why, then a paragraph per lock
+    (who holds it, or who waits and who signals), the return values that
+    change, the renames, the waits under a lock the conversion makes visible,
+    the sign-off.  What is for the reviewer only goes below the ---
     (reviewer_notes); the testing statement is added by the verification."""
-    body: list[str] = []
+    body = opening(items) + [""]
     if _compact(items):
         body += locks_list(items) + [""]
     else:
@@ -372,14 +371,13 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
     body += [ln for c in changes for ln in wrap(c) + [""]]
     renames = _renames(items)
     body += renames + ([""] if renames else [])
-    for cls in ("mutex", "completion"):
-        n = sum(i.sem["class"] == cls for i in items)
-        if n:
-            body += wrap(_CLOSING["mutexes" if cls == "mutex" and n > 1 else cls]) + [""]
+    if any(i.sem["class"] == "completion" for i in items):
+        body += wrap(_COMPLETION_COUNTS) + [""]
     for item in items:
         for wait in item.waits:
             body += wrap(without_lines(wait) + " It needs a fix of its own, which "
                          "should come before this patch.") + [""]
+    body += ["No functional change intended.", ""]
     if signoff:
         body += [f"Signed-off-by: {signoff}"]
     while body and not body[-1]:
@@ -404,8 +402,9 @@ def return_changes(sem: dict) -> list[str]:
         verb = "returns" if len(waits) == 1 else "return"
         out.append(f"{'/'.join(news)} {verb} -ERESTARTSYS where "
                    f"{'/'.join(w + '()' for w in waits)} returned -EINTR: where the "
-                   "value is passed on, -EINTR is kept, so callers see what they saw "
-                   "before; where it is only tested, nothing changes.")
+                   "value is passed on, a nonzero return is mapped to -EINTR, so "
+                   "callers see what they saw before; where it is only tested, "
+                   "nothing changes.")
     if "down_timeout" in ops:
         out.append("wait_for_completion_timeout() returns 0 on a timeout where "
                    "down_timeout() returned 0 on success, so each test of it is "

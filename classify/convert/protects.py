@@ -94,6 +94,11 @@ def guarded_members(sem: dict, read: Callable[[str], str]) -> list[str]:
                   key=lambda n: (-seen[n], first[n]))
 
 
+# the bitmap functions that write their first argument, none of them atomic
+_BITMAP_WRITER = (r"bitmap_(?:set|clear|zero|fill|copy|complement|and|or|xor|andnot|"
+                  r"shift_left|shift_right|replace)")
+
+
 # any object's member: `d->x.y`, `priv.list`
 _ANY_BASE = (r"[A-Za-z_]\w*(?:\s*(?:->|\.)\s*\w+)*?", r"(?:->|\.)")
 
@@ -106,7 +111,10 @@ def _changed(line: str, base: tuple[str, str]) -> list[str]:
     at = rf"{base[0]}\s*{base[1]}\s*(\w+)"
     # &base->m, but not &base->m->x: the address of what m points to
     change = re.compile(rf"&\s*{at}(?!\s*(?:->|\.))|(?:\+\+|--)\s*{at}|(?<![\w>.&]){at}\s*"
-                        r"(?:\[[^]]*\]\s*|(?:\.|->)\s*\w+\s*)*(?:[-+*/|&^]?=(?!=)|\+\+|--)")
+                        r"(?:\[[^]]*\]\s*|(?:\.|->)\s*\w+\s*)*(?:[-+*/|&^]?=(?!=)|\+\+|--)"
+                        # a bitmap the member points to, written by a non-atomic
+                        # writer: bitmap_set(d->vlan_bitmap, vid, 1)
+                        rf"|\b{_BITMAP_WRITER}\s*\(\s*{at}\s*[,)]")
     return [next(g for g in m.groups() if g) for m in change.finditer(line)]
 
 

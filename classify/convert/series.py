@@ -25,7 +25,7 @@ from classify.convert.maintainers import (add_recipients, on_tree, read_entries,
 from classify.convert.cover import cover_subject, cover_text, fill_cover, patch_summary
 from classify.convert.identity import commit_env, identity, is_placeholder
 from classify.convert.message import Converted, commit_message, wrap
-from classify.convert.notes import evidence, insert_notes, reviewer_notes
+from classify.convert.notes import evidence, insert_notes, reviewer_notes, sending_notes
 from classify.convert.select import Outcome, select, sem_paths, series_subsystem
 from classify.convert.subject import common_prefix, has_history, patch_prefix, summary
 from classify.convert.transform import convert, files_for, stale_comments
@@ -35,8 +35,11 @@ from classify.tree import GIT_ENV, TreeError, git, git_am, make_worktree
 
 log = logging.getLogger("sem2mutex.patches")
 
-# beside a series' patches: the audit's full listing for each patch
+# beside a series' patches, for its sender: the audit's full listing for each
+# patch, and where the series goes (SENDING)
 EVIDENCE_DIR = "evidence"
+SENDING_NAME = "sending.txt"
+SENDING = f"{EVIDENCE_DIR}/{SENDING_NAME}"
 
 
 def format_patch(tree: Path, base: str, out: Path, cover: bool, tag: str,
@@ -113,12 +116,9 @@ class Commit:
     cls: set[str]
     hand_notes: str = ""
 
-    def notes(self, version: str, routes: list[str], evidence_name: str = "") -> str:
-        """Below the ---: a patch without a cover letter says where it goes."""
-        if self.items:
-            return reviewer_notes(self.items, version, routes, evidence_name)
-        lines = [ln for r in routes for ln in wrap(r)]
-        return self.hand_notes + ("\n" + "\n".join(lines) + "\n" if lines else "")
+    def notes(self, version: str) -> str:
+        """Below the ---: what the reviewer should check, what made it."""
+        return reviewer_notes(self.items, version) if self.items else self.hand_notes
 
 
 def _convert_one(tree: Path, kernel: Path, sem: dict, name: str
@@ -266,20 +266,19 @@ def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
                                has_history(kernel), env)
         own = patches[1:] if several else patches
         lists = []
+        shown = []
         for patch, commit in zip(own, commits):
-            shown = ""
             if commit.items:
-                # in a directory of its own: `git send-email <series dir>` sends
-                # the files of the directory, not those of its subdirectories
-                shown = f"{EVIDENCE_DIR}/{patch.stem}.txt"
-                (out / EVIDENCE_DIR).mkdir(exist_ok=True)
-                (out / shown).write_text(evidence(commit.items, version))
-            insert_notes(patch, commit.notes(version, [] if several else routes, shown))
+                shown.append(write_sender_file(out, f"{patch.stem}.txt",
+                                               evidence(commit.items, version)))
+            insert_notes(patch, commit.notes(version))
             # the sender (the From: get_maintainer.pl reads) is no recipient
             lists.append(recipients(tree, patch, env["GIT_AUTHOR_EMAIL"]))
             add_recipients(patch, *lists[-1])
             for o in commit.outcomes:
                 o.patch = patch.name
+        if routes or shown:
+            write_sender_file(out, SENDING_NAME, sending_notes(routes, shown))
         if several:
             refused = [o for o in outcomes if o.status == "refused"]
             prefix = common_prefix([c.subject.rsplit(": ", 1)[0] + ": " for c in commits],
@@ -287,12 +286,21 @@ def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
             classes = set().union(*(c.cls for c in commits))
             fill_cover(patches[0], cover_subject(prefix, classes),
                        cover_text([(c.subject, c.summary) for c in commits], refused,
-                                  version, routes, classes))
+                                  version, classes))
             add_recipients(patches[0], union([t for t, _ in lists]),
                            union([c for _, c in lists]))
     result = Series(name, plan.name, out, patches, outcomes)
     write_series_index(result, version)
     return result
+
+
+def write_sender_file(series_dir: Path, name: str, text: str) -> str:
+    """A file for the sender in the series' EVIDENCE_DIR (a directory of its own:
+    `git send-email <series dir>` sends the files of the directory, not those of
+    its subdirectories); its path from the series' directory."""
+    (series_dir / EVIDENCE_DIR).mkdir(exist_ok=True)
+    (series_dir / EVIDENCE_DIR / name).write_text(text)
+    return f"{EVIDENCE_DIR}/{name}"
 
 
 def fresh_worktree(kernel: Path, worktree: Path) -> Path:

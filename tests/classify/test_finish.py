@@ -153,10 +153,11 @@ def test_a_mutex_definition_gets_its_comment() -> None:
         "\t * backend_reclaim_memory()."]
 
 
-def test_the_file_s_own_comment_above_moves_to_the_definition_s_line() -> None:
+def test_the_file_s_own_comment_above_stays_there_said_again_with_ours() -> None:
     text = "struct a {\n\t/* Lock for getting db area */\n\tstruct mutex idx_lock;\n};\n"
-    assert F.definition_comment(text, 3, ["get_db_area"], ["num_free"]) == \
-        "struct a {\n\tstruct mutex idx_lock; /* Lock for getting db area */\n};\n"
+    assert F.definition_comment(text, 3, ["get_db_area"], ["num_free"]) == (
+        "struct a {\n\t/* Lock for getting db area: protects num_free. */\n"
+        "\tstruct mutex idx_lock;\n};\n")
     # look-alike: a comment too long to join the line is said again with ours,
     # in one block
     long = text.replace("Lock for getting db area", "x" * 60)

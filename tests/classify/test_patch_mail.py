@@ -180,17 +180,33 @@ def test_several_plain_locks_are_one_sentence_and_a_line_each():
         return message.Converted(s)
     items = [plain("a.x_lock", ["f"]), plain("b.y_lock", ["g", "h"]), plain("c.z_lock", ["k"])]
     msg = message.commit_message("net: h: ", "s", items, None)
-    assert "The driver uses three semaphores as locks." in msg
+    words = " ".join(msg.split())
+    assert words.startswith("net: h: s x_lock, y_lock and z_lock are semaphores used as "
+                            "locks. Make them mutexes:")
     assert "\n- y_lock: g() and h().\n" in msg
-    assert "start at net_device_ops callbacks." in " ".join(msg.split())
-    assert msg.count("released") + msg.count("releases") == 2     # said once
-    assert "As mutexes they are checked" in msg
+    assert "start at net_device_ops callbacks." in words
+    assert msg.count("on every path") == 1                         # said once
+    assert "how they are held" in words
     # look-alikes: two locks, or one taken in softirq context: a paragraph each
     two = message.commit_message("net: h: ", "s", items[:2], None)
-    assert "semaphores as locks" not in two and two.count("on every path") == 2
+    assert "Each of them" not in two and two.count("on every path") == 2
     soft = plain("d.w_lock", ["t"], "softirq: a.c:1 t() is timer_list.function (softirq)")
     mixed = message.commit_message("net: h: ", "s", items + [soft], None)
-    assert "semaphores as locks" not in mixed and mixed.count("on every path") == 4
+    assert "Each of them" not in mixed and mixed.count("on every path") == 4
+
+
+def test_the_message_says_why_first_and_no_functional_change_last():
+    m = sem("a/b.c:d.l", ops=[("a/b.c", 3, "down")])
+    m["ops"][0]["function"] = "f"
+    msg = message.commit_message("a: ", "s", [message.Converted(m)], "A <a@kernel.org>")
+    paragraphs = msg.split("\n\n")
+    assert paragraphs[1].startswith("d.l is a semaphore used as a lock. Make it a mutex:")
+    assert "f() releases it on every path" in " ".join(msg.split())
+    assert paragraphs[-2] == "No functional change intended."
+    c = sem("a/b.c:d.e", "completion", ops=[("a/b.c", 3, "down"), ("a/b.c", 5, "up")])
+    event = message.commit_message("a: ", "s", [message.Converted(c)], None)
+    assert event.split("\n\n")[1].startswith("d.e is a semaphore used to wait for an event.")
+    assert "Make it a mutex" not in event
 
 
 def test_the_path_that_proved_a_context_is_named_among_the_starts():
@@ -212,6 +228,9 @@ def test_a_changed_return_value_is_said_in_the_body():
     c = sem("a/b.c:d.e", "completion", ops=[("a/b.c", 3, "down_timeout")])
     msg = message.commit_message("a: ", "s", [message.Converted(c)], None)
     assert "wait_for_completion_timeout() returns 0 on a timeout" in " ".join(msg.split())
+    i = sem("a/b.c:d.i", "completion", ops=[("a/b.c", 3, "down_interruptible")])
+    said = " ".join(message.commit_message("a: ", "s", [message.Converted(i)], None).split())
+    assert "a nonzero return is mapped to -EINTR" in said
     m = sem("a/b.c:d.l", ops=[("a/b.c", 3, "down")])
     assert "returns" not in message.commit_message("a: ", "s", [message.Converted(m)], None)
 
@@ -294,8 +313,11 @@ def test_series_per_maintainers_entry_with_own_recipients(tmp_path, monkeypatch)
     assert "Subject: [PATCH 1/2] foo: Convert the dev semaphore to a mutex" in one
     assert "Subject: [PATCH 0/2] foo: Convert semaphores to mutexes" in cover
     words = " ".join(cover.split())
-    assert "MAINTAINERS routes this through net-next" in words
-    assert "a stable release: check them against the current MAINTAINERS" in words
+    # where the series goes is for its sender, in a file the mail does not carry
+    sending = " ".join((foo.dir / "evidence" / "sending.txt").read_text().split())
+    assert "MAINTAINERS routes this through net-next" in sending
+    assert "a stable release: check them against the current MAINTAINERS" in sending
+    assert "MAINTAINERS routes" not in words and "MAINTAINERS routes" not in one
     assert "Patch 1 (foo) converts dev.lock to a mutex." in \
         " ".join(cover.split())
     assert "2006" in cover and "Converted:" not in cover and "Refused:" not in cover
@@ -410,14 +432,16 @@ def test_the_audit_listing_goes_below_the_dashes_and_the_body_says_who_holds_it(
     item = message.Converted(s)
     msg = message.commit_message("x: ", "Convert the d semaphore to a mutex", [item],
                                  "A <a@kernel.org>")
-    notes = below.reviewer_notes([item], "6.1.192", evidence_name="evidence/0001-x.txt")
+    notes = below.reviewer_notes([item], "6.1.192")
     full = below.evidence([item], "6.1.192")
     assert all(e not in msg for e in s["evidence"]) and all(e in full for e in s["evidence"])
-    # below the --- a few lines name the rule and the file, not the listing
+    # below the --- a line names the tool, not the listing; the sender's notes
+    # name the file
     assert all(e not in notes for e in s["evidence"])
-    assert "Linux 6.1.192." in notes and "evidence/0001-x.txt" in notes
+    assert "Linux 6.1.192." in notes and "evidence/" not in notes
+    assert "- evidence/0001-x.txt" in below.sending_notes([], ["evidence/0001-x.txt"])
     s["rule"] = "lock.mutex"
-    assert "(rule lock.mutex)" in below.reviewer_notes([item], "6.1.192")
+    assert "(rule lock.mutex)" in " ".join(below.reviewer_notes([item], "6.1.192").split())
     assert "only held inside f() and g()" in msg and "lock.mutex" not in msg
     assert msg.rstrip().endswith("Signed-off-by: A <a@kernel.org>")
     # nothing here says how it was tested: the verification writes that
@@ -813,9 +837,13 @@ def test_the_message_names_the_context_and_where_the_paths_start():
         "drivers/x.c:3 g() is stored in s.cb: its callers are not followed"])
     assert message.context_sentence(s, ("down",), "taken") == (
         "It is taken in process context.")
+    # a take sleeps: its unknown start leaves nothing unproven; a release does
+    assert below.shared_risks([message.Converted(s)]) == []
+    s["ops"][0]["op"] = "up"
     assert below.shared_risks([message.Converted(s)])[0].startswith(
         "Some paths to f() start at a function stored in a structure whose callers "
         "were not followed")
+    s["ops"][0]["op"] = "down"
     s["ops"][0]["context"] = "process: x"
     assert below.shared_risks([message.Converted(s)]) == []
     del s["ops"][0]["context"], s["ops"][0]["callers"]

@@ -49,6 +49,17 @@ def test_members_changed_under_the_lock_are_what_it_protects():
     assert guarded_members(sem, lambda p: SRC) == ["count", "items"]
 
 
+def test_a_bitmap_written_under_the_lock_is_what_it_protects():
+    # hinic's mgmt_lock: bitmap_set() of the member under the lock; a
+    # find_next_bit() only reads it
+    src = SRC.replace("\tunsigned int flags;", "\tunsigned long *vlans;\n\tunsigned int flags;")
+    src = src.replace("\td->count++;", "\tbitmap_set(d->vlans, 3, 1);")
+    sem = _sem([(13, "down"), (15, "up"), (24, "up")])
+    assert guarded_members(sem, lambda p: src) == ["vlans", "items"]
+    read = src.replace("bitmap_set(d->vlans, 3, 1)", "find_next_bit(d->vlans, 8, 1)")
+    assert guarded_members(sem, lambda p: read) == ["items"]
+
+
 def test_a_lock_that_is_no_member_or_never_released_protects_nothing_said():
     assert guarded_members(_sem([(12, "down"), (23, "up")], kind="static"),
                            lambda p: SRC) == []
@@ -140,7 +151,7 @@ def test_the_file_s_comment_above_is_said_again_with_ours():
     assert ("\t/*\n\t * Lock for getting a free block from the WQ set: protects\n"
             "\t * num_free_blks.\n\t */\n\tstruct mutex            alloc_blocks_lock;\n") in got
     assert got.count("/*") == 1
-    # a comment that fits on the line still moves there, as it is
+    # a comment that fits on its line stays there, with ours
     short = text.replace("Lock for getting a free block from the WQ set", "free blocks")
-    assert "alloc_blocks_lock; /* free blocks */\n" in \
+    assert "\t/* free blocks: protects num_free_blks. */\n\tstruct mutex   " in \
         layout.definition_comment(short, 5, ["wqs_next_block"], ["num_free_blks"])
