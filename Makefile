@@ -21,7 +21,7 @@ PYTHON ?= /usr/bin/python3
 # as one argument, quoted by $(call sh,...) when it has a character the shell reads.
 USER_VARS := KERNEL TREE WORK TARBALLS JOBS FRESH SUBSYS ID VERIFY SIGNOFF CHECK EXCLUDE \
 	ARCH SCENARIOS CONFIG BUILD MODULES BOOT LOG AUDIT JSON OUT RUNS KERNEL_RUNS PARTS \
-	BENCH_MS BENCH_NOTE RECORD
+	BENCH_MS BENCH_NOTE RECORD FIXTURES
 _GIVEN := $(foreach v,$(USER_VARS),$(if $(filter command line,$(origin $(v))),$(v)))
 _FROM_ENV := $(foreach v,$(USER_VARS),$(if $(filter environment,$(origin $(v))),$(v)))
 $(foreach v,$(_GIVEN) $(_FROM_ENV),$(eval override $(v) := $$(value $(v))))
@@ -43,6 +43,7 @@ TARGET_VARS_marking := CHECK EXCLUDE
 TARGET_VARS_boot-test := ARCH SCENARIOS RECORD
 TARGET_VARS_full-kernel := CONFIG ARCH BUILD MODULES BOOT
 TARGET_VARS_triage := LOG AUDIT JSON OUT
+TARGET_VARS_triage-eval := FIXTURES RECORD
 TARGET_VARS_bench := RUNS KERNEL_RUNS PARTS BENCH_MS BENCH_NOTE
 TARGET_VARS_test := $(TARGET_VARS_boot-test)
 # Targets that work on no tree: KERNEL= and TREE= are refused there
@@ -111,7 +112,7 @@ K = --kernel $(call sh,$(KERNEL))
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
 .PHONY: help setup check test audit evaluate patches reports marking boot-test bitcheck triage \
-	full-kernel bench clean distclean selftest-control
+	triage-eval full-kernel bench clean distclean selftest-control
 
 help:
 	@echo "sem2mutex targets (all but setup, clean and distclean take KERNEL=/path/to/kernel/tree,"
@@ -135,6 +136,8 @@ help:
 	@echo "  bitcheck   show that DEBUG_MUTEX_NONE leaves the kernel's .text unchanged"
 	@echo "  triage     read a tester's log (LOG=dmesg.txt): each report, its semaphores and what"
 	@echo "             that says about the audit (AUDIT=, JSON=1, OUT= writes a runtime record)"
+	@echo "  triage-eval  triage against logs labelled by hand: the runtime set's, and syzkaller's"
+	@echo "             report fixtures with FIXTURES=<dir>; RECORD=1 updates the committed figures"
 	@echo "  bench      sizes, lock contention in QEMU, audit/spatch/kernel times, .text"
 	@echo "             of the conversion patches, their verification here and through distcc"
 	@echo "             (RUNS=5, PARTS=boots,audit,spatch,kernel,text,boottest,verify,triage)"
@@ -203,6 +206,17 @@ patches:
 PATCHES_ARGS = $(call yesno,VERIFY)$(call yesno,SIGNOFF)$(if $(SUBSYS), --subsys \
 	$(call sh,$(SUBSYS)))$(if $(ID), $(foreach i,$(ID),--id $(call sh,$(i))))$(if \
 	$(filter 0 no,$(VERIFY)), --no-verify)$(if $(filter 0 no,$(SIGNOFF)), --no-signoff)
+
+# Does triage name the right semaphore, and never a wrong one (qemu/triageeval.py)?
+# The runtime set's committed logs, and with FIXTURES= syzkaller's Linux report
+# fixtures (a checkout's pkg/report/testdata/linux/report), kept apart from the
+# project.  RECORD=1 merges the figures into reports/linux-6.1.192/triage-eval.json.
+triage-eval:
+	@$(call yesno,RECORD)$(PREFLIGHT)
+	$(PYTHON) -m qemu triage-eval runtime$(if $(filter 1 yes,$(RECORD)), --out \
+		reports/linux-6.1.192/triage-eval.json)
+	$(if $(FIXTURES),$(PYTHON) -m qemu triage-eval syzkaller $(call sh,$(FIXTURES))$(if \
+		$(filter 1 yes,$(RECORD)), --out reports/linux-6.1.192/triage-eval.json))
 
 # The status `make patches` recorded (work/patches/patches.json) into
 # reports/linux-<version>/patches.json, and the audit report re-rendered with it.
