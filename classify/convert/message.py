@@ -292,24 +292,31 @@ def locks_list(items: list[Converted]) -> list[str]:
 
 
 def event_paragraph(item: Converted) -> list[str]:
-    """Why a semaphore is an event, who waits for it and who signals it."""
+    """Who waits for a semaphore used as an event, and who signals it (why
+    that makes it an event is events_said(), once for all of a patch)."""
     sem = item.sem
-    name = lock_name(sem)
     waiters = functions(sem, ("down",))
     signals = functions(sem, ("up",))
     start = ("is initialised to 1 and taken at once, so it starts at 0"
              if any("taken at once" in r for r in sem.get("reasons", []))
              else "starts at 0")
-    text = (f"{name} {start}: {some_of(waiters)} "
-            f"{'waits' if len(waiters) == 1 else 'wait'} for it and {some_of(signals)} "
-            f"{'signals' if len(signals) == 1 else 'signal'} it. No function both waits "
-            "for it and signals it, so it never guards a section of code as a lock "
-            "does. " + context_sentence(sem, ("down",), "waited for"))
+    return wrap(f"{lock_name(sem)} {start}: {some_of(waiters)} "
+                f"{'waits' if len(waiters) == 1 else 'wait'} for it and "
+                f"{some_of(signals)} {'signals' if len(signals) == 1 else 'signal'} it. "
+                + context_sentence(sem, ("down",), "waited for"))
+
+
+def events_said(count: int) -> list[str]:
+    """What holds for every event of a patch, said once."""
+    one = count == 1
     # where it is signalled from needs no proof: complete() is as safe as up()
     # in any context, interrupt handlers and timers included
-    text += (" complete() may be called from any context, as up() may, so where it "
-             "is signalled from does not change.")
-    return wrap(text)
+    return wrap(f"No function both waits for {'it' if one else 'one'} and signals "
+                f"it, so {'it never guards' if one else 'none guards'} a section of "
+                "code as a lock does. complete() may be called from any context, as "
+                "up() may, so where a signal comes from does not change. A completion "
+                "counts the signals that come before a wait, as the semaphore did: "
+                "none is lost.")
 
 
 def _renames(items: list[Converted]) -> list[str]:
@@ -318,6 +325,9 @@ def _renames(items: list[Converted]) -> list[str]:
         return []
     return wrap(f"Rename {and_list(done)}: the old name would go on saying "
                 "semaphore.")
+
+
+_WORDS = dict(enumerate("zero one two three four five six seven eight nine".split()))
 
 
 def opening(items: list[Converted]) -> list[str]:
@@ -330,10 +340,13 @@ def opening(items: list[Converted]) -> list[str]:
             continue
         one = len(names) == 1
         them = "it" if one else "them"
+        # more than two are named in the paragraphs that follow, not here
+        who = (f"{and_list(names)} {'is a semaphore' if one else 'are semaphores'}"
+               if len(names) <= 2 else
+               f"The driver has {_WORDS.get(len(names), len(names))} semaphores")
         if cls == "mutex":
             text.append(
-                f"{and_list(names)} {'is a semaphore' if one else 'are semaphores'} "
-                f"used as {'a lock' if one else 'locks'}. Make {them} "
+                f"{who} used as {'a lock' if one else 'locks'}. Make {them} "
                 f"{'a mutex' if one else 'mutexes'}: lockdep does not see a semaphore, "
                 f"and with a mutex lockdep and CONFIG_DEBUG_MUTEXES check how "
                 f"{'it' if one else 'they'} "
@@ -341,16 +354,10 @@ def opening(items: list[Converted]) -> list[str]:
                 "of a lock already held, a lock freed while held).")
         else:
             text.append(
-                f"{and_list(names)} {'is a semaphore' if one else 'are semaphores'} "
-                f"used to wait for an event. Make {them} "
+                f"{who} used to wait for {'an event' if one else 'events'}. Make {them} "
                 f"{'a completion' if one else 'completions'}, the kernel's type for "
                 "that, which says what it is for.")
     return wrap(" ".join(text))
-
-
-# after the conversion: what stays as it was
-_COMPLETION_COUNTS = ("A completion counts the signals that come before a wait, as the "
-                      "semaphore did: none is lost.")
 
 
 def commit_message(prefix: str, subject: str, items: list[Converted],
@@ -367,12 +374,13 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
         for item in items:
             para = (lock_paragraph if item.sem["class"] == "mutex" else event_paragraph)(item)
             body += para + [""]
+    events = sum(i.sem["class"] == "completion" for i in items)
+    if events:
+        body += events_said(events) + [""]
     changes = list(dict.fromkeys(c for i in items for c in return_changes(i.sem)))
     body += [ln for c in changes for ln in wrap(c) + [""]]
     renames = _renames(items)
     body += renames + ([""] if renames else [])
-    if any(i.sem["class"] == "completion" for i in items):
-        body += wrap(_COMPLETION_COUNTS) + [""]
     for item in items:
         for wait in item.waits:
             body += wrap(without_lines(wait) + " It needs a fix of its own, which "

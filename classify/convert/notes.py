@@ -34,13 +34,9 @@ def shared_risks(items: list[Converted]) -> list[str]:
     were not followed, the declarations in headers whose other users were not
     converted."""
     out = []
-    # a take sleeps and complete() may run anywhere: only a mutex's release or
-    # trylock on a path whose context is unknown leaves something unproven
     unfollowed = list(dict.fromkeys(
-        f for i in items if i.sem["class"] == "mutex" for f in functions(
-            {"ops": [o for o in i.sem.get("ops", [])
-                     if o["op"] in ("up", "down_trylock")
-                     and "unknown" in o.get("context", "").split(": ", 1)[0]]}, ("",))))
+        f for i in items if i.sem["class"] == "mutex"
+        for f in functions({"ops": _unproven(i.sem)}, ("",))))
     if unfollowed:
         out.append(f"Some paths to {some_of(unfollowed, 3)} start at a function stored "
                    "in a structure whose callers were not followed: check that they "
@@ -57,6 +53,19 @@ def shared_risks(items: list[Converted]) -> list[str]:
                    f"{'it' if len(items) == 1 else 'them'}, so the header's other "
                    "users need no change.")
     return out
+
+
+def _unproven(sem: dict) -> list[dict]:
+    """A mutex's operations on a path whose context is unknown that matter: a
+    take sleeps (its context was always process), and so does a release in a
+    function that takes it too; a trylock, or a release elsewhere, might run
+    in interrupt context, where a mutex may not be tried or released."""
+    ops = sem.get("ops", [])
+    sleeping = {o.get("function") for o in ops
+                if o["op"].startswith("down") and o["op"] != "down_trylock"}
+    return [o for o in ops if "unknown" in o.get("context", "").split(": ", 1)[0]
+            and (o["op"] == "down_trylock"
+                 or (o["op"] == "up" and o.get("function") not in sleeping))]
 
 
 def provenance(items: list[Converted], version: str) -> list[str]:

@@ -181,8 +181,8 @@ def test_several_plain_locks_are_one_sentence_and_a_line_each():
     items = [plain("a.x_lock", ["f"]), plain("b.y_lock", ["g", "h"]), plain("c.z_lock", ["k"])]
     msg = message.commit_message("net: h: ", "s", items, None)
     words = " ".join(msg.split())
-    assert words.startswith("net: h: s x_lock, y_lock and z_lock are semaphores used as "
-                            "locks. Make them mutexes:")
+    assert words.startswith("net: h: s The driver has three semaphores used as locks. "
+                            "Make them mutexes:")
     assert "\n- y_lock: g() and h().\n" in msg
     assert "start at net_device_ops callbacks." in words
     assert msg.count("on every path") == 1                         # said once
@@ -207,6 +207,13 @@ def test_the_message_says_why_first_and_no_functional_change_last():
     event = message.commit_message("a: ", "s", [message.Converted(c)], None)
     assert event.split("\n\n")[1].startswith("d.e is a semaphore used to wait for an event.")
     assert "Make it a mutex" not in event
+    assert "so it never guards a section of code" in " ".join(event.split())
+    # two events of one patch: what holds for both is said once
+    f = sem("a/b.c:d.f", "completion", ops=[("a/b.c", 7, "down"), ("a/b.c", 9, "up")])
+    both = " ".join(message.commit_message(
+        "a: ", "s", [message.Converted(c), message.Converted(f)], None).split())
+    assert both.count("complete() may be called from any context") == 1
+    assert "so none guards a section of code" in both
 
 
 def test_the_path_that_proved_a_context_is_named_among_the_starts():
@@ -843,6 +850,9 @@ def test_the_message_names_the_context_and_where_the_paths_start():
     assert below.shared_risks([message.Converted(s)])[0].startswith(
         "Some paths to f() start at a function stored in a structure whose callers "
         "were not followed")
+    # ... unless the function that releases it takes it too (and sleeps there)
+    taken = {**s, "ops": s["ops"] + [{**s["ops"][0], "op": "down", "line": 360}]}
+    assert below.shared_risks([message.Converted(taken)]) == []
     s["ops"][0]["op"] = "down"
     s["ops"][0]["context"] = "process: x"
     assert below.shared_risks([message.Converted(s)]) == []
