@@ -29,8 +29,7 @@ from classify.convert.comments import Scope, rewrite_comments, rewrite_messages
 from classify.convert.csource import _line_of, added_lines, function_spans, strip_comments
 from classify.convert.hoist import hoist
 from classify.convert.layout import (LIMIT, HEADERS, add_include, break_long_lines,
-                                     definition_comment, drop_semaphore_h, semaphore_left,
-                                     used_before)
+                                     definition_comment, drop_semaphore_h, semaphore_left)
 from classify.convert.rename import (_SAYS_SEM, WORDS, rename_rule, rename_text,
                                      struct_body, uses_outside)
 from classify.convert.tested import write_mappings_as_if
@@ -225,15 +224,17 @@ def finish(tree: Path, sem: dict, files: list[str], changed_files: list[str]) ->
     # the definition's comment
     if cls == "mutex":
         changed = diff()
+        paired = sem.get("rule") == "lock.paired_on_one_task"
         funcs = list(dict.fromkeys(o["function"] for o in sem.get("ops", [])
-                                   if o["op"].startswith("down") and o.get("function")))
+                                   if o["op"].startswith(("down", "up") if paired else "down")
+                                   and o.get("function")))
         for rel in changed_files:
             text = _read(tree, rel)
             d = _declaration_line(text, changed[rel], name)
             if d:
                 _write(tree, rel, definition_comment(
                     text, d, funcs, sem.get("guards", []),
-                    net=rel.startswith(("drivers/net/", "net/"))))
+                    net=rel.startswith(("drivers/net/", "net/")), paired=paired))
 
     # long lines: broken after a comma, or else shortened by a local
     for rel in changed_files:
@@ -241,14 +242,14 @@ def finish(tree: Path, sem: dict, files: list[str], changed_files: list[str]) ->
 
     # includes
     header = HEADERS[cls]
-    changed = diff()
     for rel in changed_files:
         text = _read(tree, rel)
-        # the declaring file gets the header unless it had it in use; a file
+        # the declaring file names the header of its new type (include what
+        # you use, even where another include brought it before); a file
         # whose <linux/semaphore.h> goes swaps it when it now holds the type
         swap = re.search(r"^#include\s*<linux/semaphore\.h>", text, re.M) and \
             not semaphore_left(text) and _declares(text, cls)
-        if (rel == decl_path and not used_before(text, changed[rel], cls)) or swap:
+        if rel == decl_path or swap:
             text = add_include(text, header)
         _write(tree, rel, drop_semaphore_h(text))
     return result

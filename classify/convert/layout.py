@@ -38,11 +38,12 @@ _DEFINITION = re.compile(r"^(\s*)(?:static\s+)?(?:struct\s+mutex\s+\w+\s*;|DEFIN
 
 
 def definition_comment(text: str, line: int, funcs: list[str], guards: list[str] = (),
-                       limit: int = LIMIT, net: bool = False) -> str:
+                       limit: int = LIMIT, net: bool = False, paired: bool = False) -> str:
     """`struct mutex x;` / `DEFINE_MUTEX(x);` at line (1-based) with the comment
     checkpatch --strict asks for (UNCOMMENTED_DEFINITION): what it protects
     (guards: the members changed under it, convert.protects), else what it
-    serialises (funcs: the functions taking it), at the end of the line or,
+    serialises (funcs: the functions taking it; paired: taking or releasing
+    it, a lock held across calls), at the end of the line or,
     when that passes limit columns, on the line above.  A definition with a
     comment on its line is left; one with the file's comment above keeps it
     there, said again with ours (checkpatch does not see a comment above the
@@ -56,8 +57,11 @@ def definition_comment(text: str, line: int, funcs: list[str], guards: list[str]
     if not m or "/*" in decl or "//" in decl:
         return text
     above_line = lines[line - 2] if line > 1 else ""
+    # a lock held from one call to a later one serialises no function: say
+    # who holds it
     verb, names, what = (("protects", list(guards), "member") if guards else
-                         ("serialises", [f"{f}()" for f in funcs], "function"))
+                         ("taken and released by" if paired else "serialises",
+                          [f"{f}()" for f in funcs], "function"))
     own = re.fullmatch(r"\s*/\*\s*([^*].*?)\s*\*/\s*", above_line)
     if own:
         # the file's comment stays, said again with ours in one block (the
@@ -161,14 +165,6 @@ _TYPE_USES = {
                              r"\b(?:complete(?:_all)?|(?:re)?init_completion|completion_done|"
                              r"(?:try_)?wait_for_completion\w*)\s*\("),
 }
-
-
-def used_before(text: str, changed: set[int], cls: str) -> bool:
-    """The file used the type of cls on a line the patch does not change
-    (ngene.h's other struct mutex members): it has its header already, and
-    a new #include would be noise in the diff."""
-    code = strip_comments(text).split("\n")
-    return any(_TYPE_USES[cls].search(x) for n, x in enumerate(code, 1) if n not in changed)
 
 
 def _group(lines: list[str], at: list[tuple[int, str]],

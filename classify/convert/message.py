@@ -217,11 +217,11 @@ def lock_paragraph(item: Converted) -> list[str]:
         besides = (f"Besides {some_of(local, 3)}, which "
                    f"{'take and release it themselves' if len(local) > 1 else 'takes and releases it itself'}, "
                    "it is" if local else "It is")
-        lines = wrap(f"{name} {_init_text(sem)}. {besides} taken in one function and "
-                     "released in another, always on the same task:")
+        lines = wrap(f"{name} {_init_text(sem)}. {besides} taken by one call and "
+                     "released by a later one, on the same task:")
         lines += [ln for s in _steps(sem) for ln in wrap(s, "- ", 72, hang=0)]
-        lines += wrap("No release runs in interrupt context, and its address is not "
-                      "handed to other code. " + context_sentence(sem, ("down",), "taken"))
+        lines += wrap("No release runs in interrupt context, and no pointer to it is "
+                      "passed to other code. " + context_sentence(sem, ("down",), "taken"))
     else:
         guards = sem.get("guards") or []
         protects = f", protects {and_list(guards)}," if guards else ""
@@ -323,7 +323,7 @@ def _renames(items: list[Converted]) -> list[str]:
     done = [f"{lock_name(i.sem)} to {i.new_name}" for i in items if i.new_name]
     if not done:
         return []
-    return wrap(f"Rename {and_list(done)}: the old name would go on saying "
+    return wrap(f"Rename {and_list(done)}, so that the name no longer says "
                 "semaphore.")
 
 
@@ -350,8 +350,8 @@ def opening(items: list[Converted]) -> list[str]:
                 f"{'a mutex' if one else 'mutexes'}: lockdep does not see a semaphore, "
                 f"and with a mutex lockdep and CONFIG_DEBUG_MUTEXES check how "
                 f"{'it' if one else 'they'} "
-                f"{'is' if one else 'are'} held (a release by another task, a take "
-                "of a lock already held, a lock freed while held).")
+                f"{'is' if one else 'are'} held (a release by another task, a recursive "
+                "take, a lock freed while held).")
         else:
             text.append(
                 f"{who} used to wait for {'an event' if one else 'events'}. Make {them} "

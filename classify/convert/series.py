@@ -24,7 +24,7 @@ from classify.convert.maintainers import (add_recipients, on_tree, read_entries,
                                           routing, section_for, tree_tag, union)
 from classify.convert.cover import cover_subject, cover_text, fill_cover, patch_summary
 from classify.convert.identity import commit_env, identity, is_placeholder
-from classify.convert.message import Converted, commit_message, wrap
+from classify.convert.message import Converted, commit_message
 from classify.convert.notes import evidence, insert_notes, reviewer_notes, sending_notes
 from classify.convert.select import Outcome, select, sem_paths, series_subsystem
 from classify.convert.subject import common_prefix, has_history, patch_prefix, summary
@@ -116,9 +116,9 @@ class Commit:
     cls: set[str]
     hand_notes: str = ""
 
-    def notes(self, version: str) -> str:
-        """Below the ---: what the reviewer should check, what made it."""
-        return reviewer_notes(self.items, version) if self.items else self.hand_notes
+    def notes(self) -> str:
+        """Below the ---: what the reviewer should check."""
+        return reviewer_notes(self.items) if self.items else self.hand_notes
 
 
 def _convert_one(tree: Path, kernel: Path, sem: dict, name: str
@@ -203,16 +203,12 @@ def _apply_handmade(tree: Path, sem: dict, hand: Handmade, name: str,
         author = git(tree, "log", "-1", "--format=%an%x00%ae").strip().split("\0")
         if is_placeholder(*author):
             git(tree, "commit", "-q", "--amend", "--no-edit", "--reset-author", env=env)
-    lines = [hand.notes.rstrip("\n"), ""] if hand.notes else []
-    lines += [f"Written by hand: {hand.name}"]
-    lines += wrap(f"It converts {', '.join(hand.ids)}; sem2mutex verified it as it "
-                  "verifies the patches it generates.")
     outcome = Outcome(sem["id"], "converted", [], cls=sem["class"], series=name,
                       files=list(hand.files), hand=hand.name)
     what = re.split(r": | - ", hand.subject)[-1]
     return outcome, Commit([outcome], hand.subject, [],
                            f"was written by hand: {what[:1].lower() + what[1:]}.",
-                           {sem["class"]}, "\n".join(lines) + "\n")
+                           {sem["class"]}, hand.notes)
 
 
 def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
@@ -271,14 +267,13 @@ def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
             if commit.items:
                 shown.append(write_sender_file(out, f"{patch.stem}.txt",
                                                evidence(commit.items, version)))
-            insert_notes(patch, commit.notes(version))
+            insert_notes(patch, commit.notes())
             # the sender (the From: get_maintainer.pl reads) is no recipient
             lists.append(recipients(tree, patch, env["GIT_AUTHOR_EMAIL"]))
             add_recipients(patch, *lists[-1])
             for o in commit.outcomes:
                 o.patch = patch.name
-        if routes or shown:
-            write_sender_file(out, SENDING_NAME, sending_notes(routes, shown))
+        write_sender_file(out, SENDING_NAME, sending_notes(routes, shown))
         if several:
             refused = [o for o in outcomes if o.status == "refused"]
             prefix = common_prefix([c.subject.rsplit(": ", 1)[0] + ": " for c in commits],
