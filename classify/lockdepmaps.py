@@ -90,6 +90,30 @@ def _scan_file(path: str, lines: list[str], ops: list[tuple[int, str]],
                 links.helpers.setdefault(func, (sid, f"through {macro}() at {path}:{k + 1}"))
 
 
+# (file, its mtime and size, path, ops) -> its links: a file is read again only once
+# it changed (triage asks for the same tree on every log)
+_SCANNED: dict[tuple, TreeLinks] = {}
+
+
+def _scanned(file: Path, path: str, ops: tuple[tuple[int, str], ...]) -> TreeLinks | None:
+    """The links of one file (None if it cannot be read); the result is not to be
+    changed."""
+    try:
+        st = file.stat()
+    except OSError:
+        return None
+    key = (str(file), st.st_mtime_ns, st.st_size, path, ops)
+    if key not in _SCANNED:
+        try:
+            lines = file.read_text(errors="replace").splitlines()
+        except OSError:
+            return None
+        one = TreeLinks()
+        _scan_file(path, lines, list(ops), one)
+        _SCANNED[key] = one
+    return _SCANNED[key]
+
+
 def scan(tree: Path, ops: list[tuple[str, int, str]]) -> TreeLinks:
     """The lockdep maps and macro helpers of the audit's semaphores in the tree (ops:
     (path, line, id) of each operation the audit found); a name two semaphores claim
@@ -100,12 +124,9 @@ def scan(tree: Path, ops: list[tuple[str, int, str]]) -> TreeLinks:
     links = TreeLinks()
     claims: dict[str, set[str]] = {}
     for path, ops in sorted(per_file.items()):
-        try:
-            lines = (tree / path).read_text(errors="replace").splitlines()
-        except OSError:
+        one = _scanned(tree / path, path, tuple(sorted(ops)))
+        if one is None:
             continue
-        one = TreeLinks()
-        _scan_file(path, lines, sorted(ops), one)
         for name, (sid, where) in one.maps.items():
             claims.setdefault(name, set()).add(sid)
             links.maps.setdefault(name, (sid, where))

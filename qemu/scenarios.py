@@ -178,13 +178,28 @@ def _reports(items: list[dict]) -> tuple[ExpectedReport, ...]:
                                 r.get("origin", "")) for r in items)
 
 
+# path -> ((mtime_ns, size), Scenario): a scenario file is read again only once it
+# changed (the sets are the scenarios' own fields: each set asks for every file)
+_LOADED: dict[Path, tuple[tuple[int, int], Scenario]] = {}
+
+
 def load_scenario(name: str, directory: Path = SCENARIOS_DIR) -> Scenario:
     path = directory / f"{name}.toml"
-    if not path.is_file():
+    try:
+        st = path.stat()
+    except OSError:
+        st = None
+    if st is None or not path.is_file():
         known = ", ".join(list_scenarios(directory))
         raise FileNotFoundError(f"no scenario {name!r} in {directory} (known: {known})")
+    stamp = (st.st_mtime_ns, st.st_size)
+    kept = _LOADED.get(path)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
     with path.open("rb") as f:
-        return scenario_from_dict(name, tomllib.load(f))
+        sc = scenario_from_dict(name, tomllib.load(f))
+    _LOADED[path] = (stamp, sc)
+    return sc
 
 
 def list_scenarios(directory: Path = SCENARIOS_DIR) -> list[str]:

@@ -135,8 +135,16 @@ def refused_marks(audit_path: Path) -> set[str]:
     path = audit_path.parent / "runtime.json"
     if not path.is_file():
         return set()
-    trust = RuntimeRecord.load(path).variants.get("trust")
-    return set(trust.not_marked or {}) if trust else set()
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _REFUSED:
+        trust = RuntimeRecord.load(path).variants.get("trust")
+        _REFUSED[key] = frozenset(trust.not_marked or {}) if trust else frozenset()
+    return set(_REFUSED[key])
+
+
+# (runtime.json, its mtime and size) -> the ids its marking refused: read once
+_REFUSED: dict[tuple[str, int, int], frozenset[str]] = {}
 
 
 def read_built(path: Path) -> set[str]:

@@ -15,10 +15,12 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+import spatchcache
 from classify.tree import make_worktree
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,11 +50,22 @@ pytestmark = pytest.mark.skipif(shutil.which("spatch") is None, reason="spatch m
 
 def spatch(script: str, mode: str, target: str, cwd: Path = HERE,
            extra: list[str] | None = None) -> subprocess.CompletedProcess:
+    """spatch itself, or its kept result of the same run (tests/spatchcache.py)."""
     env = {k: v for k, v in os.environ.items() if k not in ("SEM2MUTEX_NAMES", "SEM2MUTEX_SEM")}
-    return subprocess.run(["spatch", "--very-quiet", "--no-includes",
-                           "--include-headers", "-D", mode,
-                           "--sp-file", str(COCCI / f"{script}.cocci"), target, *(extra or [])],
-                          cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
+    args = ["--very-quiet", "--no-includes", "--include-headers", "-D", mode,
+            "--sp-file", str(COCCI / f"{script}.cocci"), target, *(extra or [])]
+
+    def run() -> dict:
+        started = time.monotonic()
+        res = subprocess.run(["spatch", *args], cwd=cwd, capture_output=True, text=True,
+                             timeout=120, env=env)
+        return {"status": "ok" if res.returncode == 0 else "error",
+                "returncode": res.returncode, "stdout": res.stdout, "stderr": res.stderr,
+                "seconds": time.monotonic() - started}
+
+    got, _ = spatchcache.cached(args, cwd, 120, {}, run)
+    return subprocess.CompletedProcess(["spatch", *args], got["returncode"], got["stdout"],
+                                       got["stderr"])
 
 
 def sorted_lines(text: str) -> list[str]:
