@@ -381,10 +381,14 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
     body += [ln for c in changes for ln in wrap(c) + [""]]
     renames = _renames(items)
     body += renames + ([""] if renames else [])
-    for item in items:
-        for wait in item.waits:
-            body += wrap(without_lines(wait) + " It needs a fix of its own, which "
-                         "should come before this patch.") + [""]
+    waits = [w for item in items for w in item.waits]
+    for n, wait in enumerate(waits, 1):
+        # what the fixes must do is said once, after the last of them
+        last = "" if n < len(waits) else (
+            " It needs a fix of its own, which should come before this patch."
+            if len(waits) == 1 else
+            " Each needs a fix of its own, which should come before this patch.")
+        body += wrap(without_lines(wait) + last) + [""]
     body += ["No functional change intended.", ""]
     if signoff:
         body += [f"Signed-off-by: {signoff}"]

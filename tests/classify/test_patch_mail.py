@@ -815,6 +815,11 @@ def test_a_wait_under_the_lock_is_said_in_the_message_without_line_numbers():
     assert "calls destroy_workqueue(); the work item accept()" in words
     assert "It needs a fix of its own, which should come before this patch." in words
     assert ":468" not in with_wait
+    # two of them: the fix is asked for once
+    two = message.commit_message("xen: ", "Convert",
+                                 [message.Converted(s, waits=[wait, wait.replace("468", "9")])],
+                                 None)
+    assert " ".join(two.split()).count("fix of its own") == 1 and "Each needs" in two
     # look-alike: no finding, no such paragraph
     assert "separate fix" not in message.commit_message("xen: ", "Convert",
                                                         [message.Converted(s)], None)
