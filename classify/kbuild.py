@@ -348,6 +348,15 @@ def _chunks(output: str) -> dict[str, list[str]]:
     return out
 
 
+def _stopped(output: str) -> str:
+    """The first error of a make that failed outside the objects it was asked
+    for ("scripts/unifdef: Permission denied"), "" when it names none."""
+    for line in output.splitlines():
+        if re.search(r"Permission denied|error:|\*\*\* ", line):
+            return line.strip()[-160:]
+    return ""
+
+
 def compile_files(tree: Path, build_dir: Path, rels: list[str],
                   logfile: Path | None = None, sparse: bool = True,
                   check_config: bool = True) -> dict[str, Compile]:
@@ -387,6 +396,10 @@ def compile_files(tree: Path, build_dir: Path, rels: list[str],
             out[rel] = Compile(rel, "ok", "", diags, [], each)
         elif errs:
             out[rel] = Compile(rel, "failed", "make failed", diags, errs, each)
+        elif stopped := _stopped(res.stdout) if res.returncode else "":
+            # the make failed on a target it needed first (headers, a host tool)
+            out[rel] = Compile(rel, "not built", f"make stopped first: {stopped}", [], [],
+                               each)
         else:
             out[rel] = Compile(rel, "not built", why_not_built(tree, build_dir, rel), [], [],
                                each)

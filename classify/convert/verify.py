@@ -191,6 +191,11 @@ def verify_patch(tree: Path, build_dir: Path | Builds, patch: Path, logs: Path) 
             record["problems"].append(f"{f}: does not compile before the patch either")
         elif after.status == "failed":
             record["problems"].append(f"{f}: does not compile after the patch")
+        elif after.status == "ok" and b.status != "ok":
+            # built after but not before (the make stopped on another target):
+            # no warnings to compare with, so none can be called new or old
+            record["problems"].append(f"{f}: not built before the patch ({b.why}): its "
+                                      "sparse warnings cannot be compared")
         elif after.status == "ok":
             fresh = new_warnings(b.sparse, after.sparse)
             record["new_sparse"] += [f"{d.path}:{d.line}: {d.kind}: {d.msg}" for d in fresh]

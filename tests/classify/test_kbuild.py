@@ -131,3 +131,12 @@ def test_an_object_built_from_another_directory_is_made_from_there(tmp_path):
     # and make's CC line of such an object is the file's own
     out = "  CC [M]  drivers/gpu/drm/amd/amdgpu/../amdkfd/kfd_pasid.o\nwarning: x\n"
     assert list(kbuild._chunks(out)) == ["drivers/gpu/drm/amd/amdkfd/kfd_pasid.c"]
+
+
+def test_a_make_stopped_on_another_target_is_named():
+    from classify.kbuild import _stopped
+    out = ("  HDRINST usr/include/linux/x.h\n"
+           "/t/scripts/headers_install.sh: 41: scripts/unifdef: Permission denied\n"
+           "make[2]: *** [Makefile.headersinst:63: usr/include/linux/x.h] Error 1\n")
+    assert _stopped(out).endswith("scripts/unifdef: Permission denied")
+    assert _stopped("  CC [M]  drivers/a.o\n") == ""        # look-alike: nothing failed

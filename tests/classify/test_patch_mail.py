@@ -683,6 +683,30 @@ def test_an_includer_failing_before_is_reported(tmp_path, monkeypatch):
     assert status == "verified" and not rec["problems"]
 
 
+def test_a_file_built_after_but_not_before_has_no_new_warnings(tmp_path, monkeypatch):
+    """The make before the patch stopped on another target (scripts/unifdef could
+    not run): the file's warnings after have nothing to be compared with."""
+    from classify.convert import verify as V
+    from classify.kbuild import Compile, Diagnostic
+    applied = []
+
+    def compile_files(tree, build_dir, rels, logfile=None, sparse=True, check_config=True):
+        before = not applied
+        warn = [Diagnostic("drivers/foo/user.c", 142, "warning", "dubious: x | !y")]
+        return {rel: Compile(rel, "not built" if before and rel.endswith("user.c") else "ok",
+                             "make stopped first: x" if before else "",
+                             warn if not before and rel.endswith("user.c") else [], [], 0.0)
+                for rel in rels}
+    rec, status = _verify(tmp_path, monkeypatch, lambda rel: ("ok", ""))
+    assert status == "verified"                     # look-alike: built both times
+    monkeypatch.setattr(V, "compile_files", compile_files)
+    monkeypatch.setattr(V, "git_am", lambda tree, patch: applied.append(1) and "")
+    patch = tmp_path / "0001-x.patch"
+    rec = V.verify_patch(tmp_path, tmp_path, patch, tmp_path / "logs")
+    assert rec["new_sparse"] == []
+    assert any("user.c: not built before the patch" in p for p in rec["problems"])
+
+
 # ------------------------------------------------------------------ diff style
 
 @pytest.mark.parametrize("old, new, want", [
