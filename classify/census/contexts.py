@@ -159,15 +159,14 @@ PAIRED_FIELDS: dict[tuple[str, str, str], str] = {
 # after one transfer), 31 miss it on an error path.
 FLAG_FIELDS: dict[str, str] = {
     "i2c_gate_ctrl":
-        "the callers elsewhere (dvb_frontend.c, the tuner drivers attached to this "
-        "frontend) are taken to open the I2C gate with i2c_gate_ctrl(fe, 1) and close it "
-        "with i2c_gate_ctrl(fe, 0) on one task: a convention of the DVB drivers, not "
-        "checked outside the storing file (dvb_frontend.h only says it controls the gate)",
+        "elsewhere (dvb_frontend.c, the tuner drivers attached to this frontend) it "
+        "relies on the DVB drivers' convention, which dvb_frontend.h does not spell "
+        "out: the I2C gate is opened with i2c_gate_ctrl(fe, 1) and closed with "
+        "i2c_gate_ctrl(fe, 0) by the same task",
     "tuner_i2c_lock":
         "stv090x calls tuner_i2c_lock(fe, 1) when its I2C gate opens and (fe, 0) when it "
-        "closes, in place of its own mutex_lock()/mutex_unlock() of tuner_lock "
-        "(stv090x.c): paired as far as the gate's callers close what they open (the "
-        "i2c_gate_ctrl convention, not checked here)",
+        "closes, where it otherwise holds its own tuner_lock mutex over the same window "
+        "(stv090x.c), so the two calls pair as the gate's opening and closing do",
 }
 
 # Ops tables entered from a system call: a function there that returns holding a

@@ -218,11 +218,11 @@ def _flag_stored(at: str, name: str, fld: str, path: str,
     if why:
         return "no", f"{why}: the semaphore {name}() takes on 1 stays held"
     base = path.rsplit("/", 1)[-1]
-    mine = (f"every {fld}(..., 1) of {base} is followed by {fld}(..., 0) on each way out "
-            f"of its function (:{', :'.join(map(str, ons))})" if ons else
-            f"{base} does not call it with 1 itself")
-    return "ok", (f"{at} {name}() is {fld}, taking on 1 and giving back on 0; {mine}; "
-                  f"{FLAG_FIELDS[fld]}")
+    mine = (f"in {base}, every {fld}(..., 1) is followed by {fld}(..., 0) on each way "
+            f"out of its function (:{', :'.join(map(str, ons))})" if ons else
+            f"{base} itself never calls it with 1")
+    return "ok", (f"{at} {name}() is the {fld} callback: called with 1 it takes the "
+                  f"lock, called with 0 it releases it; {mine}; {FLAG_FIELDS[fld]}")
 
 
 def prove_pairing(graph: CallGraph, takers: dict[Node, list[int]], releasers: set[Node],

@@ -321,7 +321,7 @@ def test_the_proof_fails_at_the_exit_that_leaves_the_gate_open() -> None:
     closed = GATE_CB + "\n" + EM28XX_CLOSED.replace("drxk_gate_ctrl", "gate_ctrl")
     ok = prove_pairing(*args, lambda _: closed)
     assert ok.ok, ok.why_not
-    assert "every i2c_gate_ctrl(..., 1) of em28xx-dvb.c is followed by" in ok.text()
+    assert "in em28xx-dvb.c, every i2c_gate_ctrl(..., 1) is followed by" in ok.text()
 
 
 def _climbing(text: str) -> Pairing:
