@@ -139,8 +139,9 @@ def _climb(graph: CallGraph, takers: set[Node], releasers: set[Node],
                 caller = (ref.path, ref.caller)
                 after, leak = sites.closed_after(caller, ref.line)
                 if after:
-                    steps.append(f"{ref.path}:{ref.line} {ref.caller}() calls {node[1]}() "
-                                 f"and gives it back at line {after}")
+                    steps.append(f"{ref.path}:{ref.line} {ref.caller}() calls {node[1]}(), "
+                                 "which takes it, and releases it later in the same "
+                                 f"function, at line {after}")
                     continue
                 t2.add(caller)
                 if leak:

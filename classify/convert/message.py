@@ -26,6 +26,7 @@ class Converted:
     name_kept: str = ""         # why a name that says "sem" stays
     notes: list[str] = field(default_factory=list)   # for the reviewer
     waits: list[str] = field(default_factory=list)   # waits under the lock, sentences
+    mapped: bool = False        # a wait's -ERESTARTSYS mapped back to -EINTR
 
 
 def wrap(text: str, indent: str = "", width: int = 72, hang: int = 0) -> list[str]:
@@ -76,77 +77,25 @@ def some_of(funcs: list[str], most: int = 8, others: str = "other functions") ->
     return ", ".join(funcs[:most - 1]) + f" and {len(funcs) - most + 1} {others}"
 
 
-def _contexts(sem: dict, ops: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """(the contexts the operations named by ops run in, the first hop of each
-    path to them), from the audit's call graph (each op's context and callers)."""
+def _kinds(sem: dict, ops: tuple[str, ...]) -> list[str]:
+    """The contexts the operations named by ops run in, from the audit's call
+    graph ("process", "softirq", "hardirq", "under a lock", "unknown")."""
     kinds: dict[str, None] = {}
-    roots: dict[str, None] = {}
-    for o in sorted(sem.get("ops", []), key=lambda o: (o["path"], o["line"])):
-        if not (o["op"].startswith(ops) and o.get("context")):
-            continue
-        for kind in o["context"].split(": ", 1)[0].split(" + "):
-            kinds[kind.strip()] = None
-        # the path the context was proven on first (the audit keeps only some
-        # callers: the hard-IRQ path may not be among them), then the others
-        witness = o["context"].split(": ", 1)[1:]
-        for chain in witness + o.get("callers", []):
-            root = _root(without_lines(chain.split(" -> ")[0]))
-            if root:
-                roots[root] = None
-    # one function stored in two places is one start: "f() (a.x, b.y)"
-    merged: dict[str, list[str]] = {}
-    for root in roots:
-        func, _, what = root.partition(" (")
-        merged.setdefault(func, []).append(what.rstrip(")"))
-    return list(kinds), [f"{f} ({', '.join(w)})" for f, w in merged.items()]
+    for o in sem.get("ops", []):
+        if o["op"].startswith(ops) and o.get("context"):
+            for kind in o["context"].split(": ", 1)[0].split(" + "):
+                kinds[kind.strip()] = None
+    return list(kinds)
 
 
-def _root(hop: str) -> str:
-    """Where a path starts, shortly: "hinic_open() (net_device_ops.ndo_open)",
-    "pvcalls_back_event() (a request_threaded_irq() thread)"; "" for a start
-    whose context is not known."""
-    m = re.match(r"^(\w+\(\)) is ([\w.]+) \((process|softirq|hardirq|atomic)\)$", hop)
-    if m:
-        return f"{m.group(1)} ({m.group(2)})"
-    m = re.match(r"^(?:\w+\(\) )?registers (\w+\(\)) with (\w+\(\)) "
-                 r"\((process|softirq|hardirq)\)$", hop)
-    if m:
-        what = _REGISTERED.get((m.group(2)[:-2], m.group(3)),
-                               f"registered with {m.group(2)}")
-        return f"{m.group(1)} ({what})"
-    return ""
-
-
-# what a registration makes of the function it is given, in a reader's words
-_REGISTERED = {
-    **{(r, "process"): "a threaded IRQ handler"
-       for r in ("request_threaded_irq", "devm_request_threaded_irq", "pci_request_irq")},
-    **{(r, "hardirq"): "an IRQ handler"
-       for r in ("request_irq", "devm_request_irq", "request_threaded_irq",
-                 "devm_request_threaded_irq", "pci_request_irq", "request_any_context_irq")},
-    **{(r, "process"): "a work item" for r in ("INIT_WORK", "INIT_DELAYED_WORK",
-                                               "DECLARE_WORK", "DECLARE_DELAYED_WORK")},
-    **{(r, "process"): "a kthread" for r in ("kthread_run", "kthread_create")},
-    ("timer_setup", "softirq"): "a timer", ("tasklet_init", "softirq"): "a tasklet",
-    ("tasklet_setup", "softirq"): "a tasklet",
-    ("module_init", "process"): "module init", ("module_exit", "process"): "module exit",
-    ("i2c_slave_register", "hardirq"): "an I2C slave callback, in the adapter's IRQ handler",
-}
-
-
-def context_sentence(sem: dict, ops: tuple[str, ...], verb: str) -> str:
-    """"It is taken in process context only: from hinic_open() is
-    net_device_ops.ndo_open, ..." ("" when the audit has no context)."""
-    kinds, roots = _contexts(sem, ops)
-    known = [k for k in ("process", "softirq", "hardirq") if k in kinds]
-    if not known:
-        return ""
-    text = f"It is {verb} in {and_list(known)} context{'s' if len(known) > 1 else ''}"
-    if roots:
-        text += f", on paths that start at {some_of(roots, 6, 'others')}"
-    if "under a lock" in kinds:
-        text += "; some paths hold a spinlock"
-    return text + "."
+def sleeping_takes(items: list[Converted]) -> str:
+    """Why a lock is only held in process context: every take sleeps.  (Where
+    the paths to it start is no proof, and a list of them is never complete.)"""
+    calls = sorted({o["op"] for i in items for o in i.sem.get("ops", [])
+                    if o["op"] in ("down", "down_interruptible", "down_killable")})
+    what = " or ".join(f"{c}()" for c in calls) or "down()"
+    held = "it is" if len(items) == 1 else "they are"
+    return f"Every take is a sleeping {what}, so {held} only held in process context."
 
 
 # " (drivers/x/y.c:468)", " (:188, :210)" and "drivers/x/y.c:1736, :1767 ": the
@@ -198,13 +147,22 @@ def _local_takers(sem: dict) -> list[str]:
 _TRYLOCK = re.compile(r"^down_trylock\(\) in (\w+\(\)) runs in (\w+): (.*)$")
 
 
-def _chain_lines(chain: str) -> list[str]:
-    """"a() is x.y (process) -> a() calls b() -> ..." one hop a line."""
+def chain_prose(chain: str) -> str:
+    """A path of the call graph in words: "a() is x.y (process) -> a() calls b()
+    -> b() calls c()" is "a(), the x.y callback, calls b(), which calls c()"."""
     hops = [without_lines(h) for h in chain.split(" -> ")]
-    out = wrap(hops[0], "  ", 75, hang=2)
+    m = re.match(r"^(\w+\(\)) is ([\w.]+) \(\w+\)$", hops[0])
+    r = re.match(r"^(?:\w+\(\) )?registers (\w+\(\)) with (\w+\(\)) \(\w+\)$", hops[0])
+    start = (f"{m.group(1)}, the {m.group(2)} callback," if m else
+             f"{r.group(1)}, registered with {r.group(2)}," if r else hops[0])
+    called = []
     for hop in hops[1:]:
-        out += wrap("-> " + hop, "  ", 75, hang=3)
-    return out
+        c = re.match(r"^\w+\(\) (?:calls|passes) (\w+\(\))", hop)
+        if not c:
+            return " -> ".join(hops)
+        called.append(c.group(1))
+    return start + "".join(f"{' calls' if n == 0 else ', which calls'} {f}"
+                           for n, f in enumerate(called))
 
 
 def lock_paragraph(item: Converted) -> list[str]:
@@ -221,7 +179,7 @@ def lock_paragraph(item: Converted) -> list[str]:
                      "released by a later one, on the same task:")
         lines += [ln for s in _steps(sem) for ln in wrap(s, "- ", 72, hang=0)]
         lines += wrap("No release runs in interrupt context, and no pointer to it is "
-                      "passed to other code. " + context_sentence(sem, ("down",), "taken"))
+                      "passed to other code. " + sleeping_takes([item]))
     else:
         guards = sem.get("guards") or []
         protects = f", protects {and_list(guards)}," if guards else ""
@@ -230,25 +188,14 @@ def lock_paragraph(item: Converted) -> list[str]:
                      f"{some_of(takers)}: {'each of them releases' if len(takers) > 1 else (takers or ['it'])[0] + ' releases'} "
                      "it on every path before returning, so the task that takes it is "
                      "the one that releases it, as a mutex requires. Nothing else "
-                     "releases it. " + context_sentence(sem, ("down",), "taken"))
+                     "releases it. " + sleeping_takes([item]))
     for r in sem.get("reasons", []):
         m = _TRYLOCK.match(r)
         if m:
             lines += [""] + wrap(f"The down_trylock() in {m.group(1)} becomes "
-                                 f"mutex_trylock(); it is only reached from {m.group(2)} "
-                                 "context:")
-            lines += _chain_lines(m.group(3))
+                                 f"mutex_trylock(); every path to it runs in {m.group(2)} "
+                                 f"context, for example: {chain_prose(m.group(3))}.")
     return lines
-
-
-def _start_kind(what: str) -> str:
-    """What kind of start a path has, in the plural: "net_device_ops.ndo_open"
-    -> "net_device_ops callbacks", "a work item" -> "work items"."""
-    m = re.match(r"^(\w+)\.\w+$", what)
-    if m:
-        return f"{m.group(1)} callbacks"
-    m = re.match(r"^an? ([\w ]+)$", what)
-    return f"{m.group(1)}s" if m else what
 
 
 def _compact(items: list[Converted]) -> bool:
@@ -256,7 +203,7 @@ def _compact(items: list[Converted]) -> bool:
     list under one sentence, not as a paragraph each that repeats it."""
     def plain(item: Converted) -> bool:
         sem = item.sem
-        kinds, _ = _contexts(sem, ("down",))
+        kinds = _kinds(sem, ("down",))
         return (sem["class"] == "mutex" and sem.get("rule") == "lock.mutex"
                 and not any(_TRYLOCK.match(r) for r in sem.get("reasons", []))
                 and [k for k in kinds if k in ("process", "softirq", "hardirq")] == ["process"]
@@ -267,28 +214,19 @@ def _compact(items: list[Converted]) -> bool:
 def locks_list(items: list[Converted]) -> list[str]:
     """The compact form of several plain locks (_compact): one sentence of what
     they share, a line per lock with what it protects and who holds it, and
-    where the paths that take them start."""
+    why they are held in process context only."""
     lines = wrap("Each of them is initialised "
                  "to 1 and only held inside the functions listed with it, each of which "
                  "releases it on every path before returning, so the task that takes "
                  "it is the one that releases it; nothing else releases it:")
     lines.append("")
-    starts: dict[str, None] = {}
     for item in items:
         sem = item.sem
         guards = sem.get("guards") or []
         what = f", which protects {and_list(guards)}" if guards else ""
         lines += wrap(f"{lock_name(sem)}{what}: {some_of(functions(sem, ('down',)))}.",
                       "- ", hang=0)
-        for root in _contexts(sem, ("down",))[1]:
-            for w in root.partition(" (")[2].rstrip(")").split(", "):
-                starts[_start_kind(w)] = None
-    lines.append("")
-    # down() sleeps: process context is what it always needed, not a finding
-    text = "All of them are taken in process context"
-    if starts:
-        text += f", on paths that start at {some_of(list(starts), 6, 'others')}"
-    return lines + wrap(text + ".")
+    return lines + [""] + wrap(sleeping_takes(items))
 
 
 def event_paragraph(item: Converted) -> list[str]:
@@ -302,21 +240,15 @@ def event_paragraph(item: Converted) -> list[str]:
              else "starts at 0")
     return wrap(f"{lock_name(sem)} {start}: {some_of(waiters)} "
                 f"{'waits' if len(waiters) == 1 else 'wait'} for it and "
-                f"{some_of(signals)} {'signals' if len(signals) == 1 else 'signal'} it. "
-                + context_sentence(sem, ("down",), "waited for"))
+                f"{some_of(signals)} {'signals' if len(signals) == 1 else 'signal'} it.")
 
 
-def events_said(count: int) -> list[str]:
-    """What holds for every event of a patch, said once."""
-    one = count == 1
-    # where it is signalled from needs no proof: complete() is as safe as up()
-    # in any context, interrupt handlers and timers included
-    return wrap(f"No function both waits for {'it' if one else 'one'} and signals "
-                f"it, so {'it never guards' if one else 'none guards'} a section of "
-                "code as a lock does. complete() may be called from any context, as "
-                "up() may, so where a signal comes from does not change. A completion "
-                "counts the signals that come before a wait, as the semaphore did: "
-                "none is lost.")
+def events_said() -> list[str]:
+    """What holds for every event of a patch, said once: where it may be
+    signalled from, and that a signal nobody waits for is kept."""
+    return wrap("complete() may be called from any context, as up() may. Like the "
+                "semaphore, a completion counts the signals given while nobody waits: "
+                "each still ends a later wait at once, as before.")
 
 
 def _renames(items: list[Converted]) -> list[str]:
@@ -335,9 +267,10 @@ def opening(items: list[Converted]) -> list[str]:
     its new type gives that the semaphore does not."""
     text = []
     for cls in ("mutex", "completion"):
-        names = [lock_name(i.sem) for i in items if i.sem["class"] == cls]
-        if not names:
+        sems = [i.sem for i in items if i.sem["class"] == cls]
+        if not sems:
             continue
+        names = [lock_name(s) for s in sems]
         one = len(names) == 1
         them = "it" if one else "them"
         # more than two are named in the paragraphs that follow, not here
@@ -345,18 +278,20 @@ def opening(items: list[Converted]) -> list[str]:
                if len(names) <= 2 else
                f"The driver has {_WORDS.get(len(names), len(names))} semaphores")
         if cls == "mutex":
+            # a static or global lock is never freed
+            freed = any(s.get("declared", {}).get("kind") == "member" for s in sems)
+            checks = ["a release by another task", "a recursive take"] + (
+                ["a lock freed while held"] if freed else [])
             text.append(
                 f"{who} used as {'a lock' if one else 'locks'}. Make {them} "
                 f"{'a mutex' if one else 'mutexes'}: lockdep does not see a semaphore, "
                 f"and with a mutex lockdep and CONFIG_DEBUG_MUTEXES check how "
-                f"{'it' if one else 'they'} "
-                f"{'is' if one else 'are'} held (a release by another task, a recursive "
-                "take, a lock freed while held).")
+                f"{'it is' if one else 'they are'} held ({and_list(checks)}).")
         else:
             text.append(
-                f"{who} used to wait for {'an event' if one else 'events'}. Make {them} "
-                f"{'a completion' if one else 'completions'}, the kernel's type for "
-                "that, which says what it is for.")
+                f"{who} used to wait for {'an event' if one else 'events'}: one side "
+                "waits, the other signals. That is what a completion is for; make "
+                f"{'it a completion' if one else 'them completions'}.")
     return wrap(" ".join(text))
 
 
@@ -374,10 +309,9 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
         for item in items:
             para = (lock_paragraph if item.sem["class"] == "mutex" else event_paragraph)(item)
             body += para + [""]
-    events = sum(i.sem["class"] == "completion" for i in items)
-    if events:
-        body += events_said(events) + [""]
-    changes = list(dict.fromkeys(c for i in items for c in return_changes(i.sem)))
+    if any(i.sem["class"] == "completion" for i in items):
+        body += events_said() + [""]
+    changes = list(dict.fromkeys(c for i in items for c in return_changes(i.sem, i.mapped)))
     body += [ln for c in changes for ln in wrap(c) + [""]]
     renames = _renames(items)
     body += renames + ([""] if renames else [])
@@ -397,31 +331,36 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
     return f"{prefix}{subject}\n\n" + "\n".join(body) + "\n"
 
 
-def return_changes(sem: dict) -> list[str]:
+def return_changes(sem: dict, mapped: bool = False) -> list[str]:
     """What the patch changes besides the names: each return value whose
-    meaning differs between the semaphore call and its replacement.  The body
-    says it (a maintainer reads there what the code now does)."""
-    ops = {o["op"] for o in sem.get("ops", [])}
+    meaning differs between the semaphore call and its replacement, said for
+    the case the patch has (mapped: a wait's value is passed on, and the patch
+    maps it back to -EINTR).  The body says it: a maintainer reads there what
+    the code now does."""
+    ops = [o["op"] for o in sem.get("ops", [])]
+
+    def tests(op: str) -> str:
+        return "its test is" if ops.count(op) == 1 else "each test of it is"
     out = []
     if sem["class"] == "mutex":
         if "down_trylock" in ops:
             out.append("mutex_trylock() returns 1 on success where down_trylock() "
-                       "returned 0, so each test of it is turned over.")
+                       f"returned 0, so {tests('down_trylock')} inverted.")
         return out
-    waits = sorted(ops & {"down_interruptible", "down_killable"})
+    waits = sorted(set(ops) & {"down_interruptible", "down_killable"})
     if waits:
         news = [f"wait_for_completion_{w[5:]}()" for w in waits]
         verb = "returns" if len(waits) == 1 else "return"
         out.append(f"{'/'.join(news)} {verb} -ERESTARTSYS where "
-                   f"{'/'.join(w + '()' for w in waits)} returned -EINTR: where the "
-                   "value is passed on, a nonzero return is mapped to -EINTR, so "
-                   "callers see what they saw before; where it is only tested, "
-                   "nothing changes.")
+                   f"{'/'.join(w + '()' for w in waits)} returned -EINTR: "
+                   + ("the patch maps a nonzero return to -EINTR where the value is "
+                      "passed on, so callers see what they saw before." if mapped else
+                      "the value is only tested for nonzero, so nothing changes."))
     if "down_timeout" in ops:
         out.append("wait_for_completion_timeout() returns 0 on a timeout where "
-                   "down_timeout() returned 0 on success, so each test of it is "
-                   "turned over.")
+                   f"down_timeout() returned 0 on success, so {tests('down_timeout')} "
+                   "inverted.")
     if "down_trylock" in ops:
         out.append("try_wait_for_completion() returns true where down_trylock() "
-                   "returned 0, so each test of it is turned over.")
+                   f"returned 0, so {tests('down_trylock')} inverted.")
     return out

@@ -15,15 +15,11 @@ from classify.convert.transform import SCRIPTS, cocci_id
 
 
 def risks(sem: dict) -> list[str]:
-    """What a reviewer should check for this semaphore that is its own: a take
-    and release in two functions, a completion initialised twice."""
+    """What a reviewer should check for this semaphore that is its own: a
+    completion initialised twice."""
     name = lock_name(sem)
     out = []
-    if sem["class"] == "mutex":
-        if sem.get("rule") == "lock.paired_on_one_task":
-            out.append(f"{name} is held across two functions: a caller outside this "
-                       "tree must call them in pairs on one task too.")
-    elif len(sem.get("init", [])) > 1:
+    if sem["class"] != "mutex" and len(sem.get("init", [])) > 1:
         out.append(f"{name} is initialised in more than one place: check that "
                    "each init_completion() runs while nobody waits.")
     return out

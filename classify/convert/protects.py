@@ -143,7 +143,12 @@ def _changed_elsewhere(sem: dict, read: Callable[[str], str]) -> set[str]:
 _FILE_VAR = re.compile(r"^(?!extern\b|typedef\b|return\b)(?:[A-Za-z_][\w\s]*?[\s*]+)"
                        r"([A-Za-z_]\w*)\s*(?:\[[^]]*\])*\s*(?:=[^;]*)?;", re.M)
 _INITIALISES = re.compile(r"\b(?:sema_init|mutex_init|spin_lock_init|init_completion|"
-                          r"init_waitqueue_head)\s*\(|\b__init\b")
+                          r"init_waitqueue_head)\s*\(|\b__(?:init|exit)\b")
+
+
+# a static variable a macro defines: `static LIST_HEAD(bnx2x_prev_list);`
+_FILE_VAR_MACRO = re.compile(r"^static\s+(?:LIST_HEAD|HLIST_HEAD|DEFINE_IDR|DEFINE_IDA|"
+                             r"DEFINE_XARRAY(?:_ALLOC)?|DEFINE_HASHTABLE)\s*\(\s*(\w+)", re.M)
 
 
 def _file_variables(text: str) -> set[str]:
@@ -152,13 +157,15 @@ def _file_variables(text: str) -> set[str]:
     esas2r_ioctl.c's buffer without the lock)."""
     return {m.group(1) for m in _FILE_VAR.finditer(text)
             if m.group(0).startswith("static") and "(" not in m.group(0)
-            and not _LOCK_TYPE.search(m.group(0))}
+            and not _LOCK_TYPE.search(m.group(0))} | set(_FILE_VAR_MACRO.findall(text))
 
 
 def _bare_changes(line: str, names: set[str]) -> list[str]:
-    """The file-scope names that line changes: assigned, ++/--, address taken."""
+    """The file-scope names that line changes: assigned, ++/--, address taken
+    (a list walked by list_for_each*() is only read there)."""
     if _ATOMIC.search(line):
         return []
+    line = re.sub(r"\blist_for_each\w*\s*\(.*", "", line)
     out = []
     for m in re.finditer(r"(?<![\w>.])(&\s*)?([A-Za-z_]\w*)\b(\s*(?:\[[^]]*\]\s*)*"
                          r"(?:[-+*/|&^]?=(?!=)|\+\+|--))?", line):

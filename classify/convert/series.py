@@ -137,8 +137,11 @@ def _convert_one(tree: Path, kernel: Path, sem: dict, name: str
                         cls=sem["class"], series=name, files=files), None)
     git(tree, "add", "-u", "--", *conv.changed)
     commit_with_message(tree, f"convert {sem['id']}\n", GIT_ENV)
+    # whether a wait's value is passed on: the conversion maps it back to -EINTR
+    mapped = any(ln.startswith("+") and "-EINTR" in ln
+                 for ln in git(tree, "show", "--format=", "HEAD").splitlines())
     item = Converted(sem, conv.new_name, conv.name_kept, list(conv.notes),
-                     waits_of(kernel, sem))
+                     waits_of(kernel, sem), mapped)
     return (Outcome(sem["id"], "converted", [], cls=sem["class"], series=name,
                     files=conv.changed), item)
 

@@ -613,8 +613,9 @@ def test_commit_message_lines_fit_checkpatch():
     assert "-D sem=" not in msg and "Made by sem2mutex" not in msg   # notes stay below ---
     # a completion waited for interruptibly: the -EINTR note; a mutex: none
     c = sem("a/b.c:d.e", "completion", ops=[("a/b.c", 3, "down_interruptible")])
-    said = " ".join(message.commit_message("a: ", "s", [message.Converted(c)], None).split())
-    assert "a nonzero return is mapped to -EINTR" in said
+    said = " ".join(message.commit_message("a: ", "s", [message.Converted(c, mapped=True)],
+                                           None).split())
+    assert "the patch maps a nonzero return to -EINTR" in said
     assert "-EINTR" not in below.reviewer_notes([message.Converted(c)])
     assert "-EINTR" not in msg and "-EINTR" not in notes
 

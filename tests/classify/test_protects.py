@@ -143,6 +143,20 @@ def test_a_static_lock_protects_the_static_variables_changed_only_under_it():
     assert guarded_globals(_global_sem(), lambda p: unlocked) == []
 
 
+def test_a_list_head_a_macro_defines_is_a_static_variable_too():
+    # bnx2x's prev list: LIST_HEAD() defines it, list_add() changes it under the
+    # lock, a list walk only reads it, the module's __exit function empties it
+    from classify.convert.protects import guarded_globals
+    src = (FREE_LIST.replace("static int g_count;", "static LIST_HEAD(g_list);")
+           .replace("\tg_count++;", "\tlist_add(&e->node, &g_list);")
+           + "\nstatic void walk(void)\n{\n\tlist_for_each_entry(e, &g_list, node)\n"
+             "\t\tx(e);\n}\n\nstatic void __exit bye(void)\n{\n\tlist_del(&g_list);\n}\n")
+    assert guarded_globals(_global_sem(), lambda p: src) == ["g_free", "g_list"]
+    # look-alike: changed in a function that is neither the lock's nor an exit
+    changed = src.replace("static void __exit bye", "static void bye")
+    assert guarded_globals(_global_sem(), lambda p: changed) == ["g_free"]
+
+
 def test_the_file_s_comment_above_is_said_again_with_ours():
     # hinic_hw_wq.h: the comment does not fit on the line; one block, not two
     text = ("struct wqs {\n\tint num_free_blks;\n\n\t/* Lock for getting a free block "
