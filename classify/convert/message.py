@@ -106,7 +106,7 @@ _AT = re.compile(r"\b[\w./-]+\.[ch]:\d+(?:, :\d+)*:?\s")
 
 def without_lines(text: str) -> str:
     """A reason of the audit without the file:line of the tree it read."""
-    text = re.sub(r" at line \d+", "", _AT.sub("", _AT_PAREN.sub("", text)))
+    text = re.sub(r",? at line \d+", "", _AT.sub("", _AT_PAREN.sub("", text)))
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -157,10 +157,12 @@ def chain_prose(chain: str) -> str:
              f"{r.group(1)}, registered with {r.group(2)}," if r else hops[0])
     called = []
     for hop in hops[1:]:
-        c = re.match(r"^\w+\(\) (?:calls|passes) (\w+\(\))", hop)
-        if not c:
+        c = re.match(r"^\w+\(\) calls (\w+\(\))", hop)
+        # "a() passes f() to bus_for_each_dev(), which calls it"
+        passed = re.match(r"^\w+\(\) passes (\w+\(\)) to (\w+\(\)), which calls it", hop)
+        if not (c or passed):
             return " -> ".join(hops)
-        called.append(c.group(1))
+        called += [c.group(1)] if c else [passed.group(2), passed.group(1)]
     return start + "".join(f"{' calls' if n == 0 else ', which calls'} {f}"
                            for n, f in enumerate(called))
 
@@ -172,7 +174,7 @@ def lock_paragraph(item: Converted) -> list[str]:
     takers = functions(sem, ("down",))
     if sem.get("rule") == "lock.paired_on_one_task":
         local = _local_takers(sem)
-        besides = (f"Besides {some_of(local, 3)}, which "
+        besides = (f"Besides {some_of(local, 6)}, which "
                    f"{'take and release it themselves' if len(local) > 1 else 'takes and releases it itself'}, "
                    "it is" if local else "It is")
         lines = wrap(f"{name} {_init_text(sem)}. {besides} taken by one call and "

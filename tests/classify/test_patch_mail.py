@@ -885,6 +885,10 @@ def test_a_path_of_the_call_graph_in_words():
            "drivers/p.c:9 p_thread() calls f()")
     assert message.chain_prose(reg) == ("p_thread(), registered with kthread_run(), "
                                         "calls f()")
+    passed = ("x.c:3 count() is shrinker.count_objects (process) -> count() passes "
+              "reclaim() to bus_for_each_dev(), which calls it")
+    assert message.chain_prose(passed) == ("count(), the shrinker.count_objects callback, "
+                                           "calls bus_for_each_dev(), which calls reclaim()")
     # look-alike: a hop it cannot say in words stays as the audit wrote it
     odd = "drivers/p.c:3 a() is x.y (process) -> a() jumps to b()"
     assert message.chain_prose(odd) == "a() is x.y (process) -> a() jumps to b()"
@@ -897,6 +901,9 @@ def test_a_reason_loses_every_line_number_of_the_tree():
     assert ":188" not in said and ":210" not in said and ":12" not in said and ":3" not in said
     assert said.startswith("every i2c_gate_ctrl(..., 1) of ngene-cards.c is followed")
     assert "function; f() calls g()" in said
+    assert message.without_lines("h() calls f(), which takes it, and releases it later "
+                                 "in the same function, at line 12") == (
+        "h() calls f(), which takes it, and releases it later in the same function")
 
 
 def test_the_cover_says_why_for_the_kinds_it_converts():
