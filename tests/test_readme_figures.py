@@ -497,3 +497,13 @@ def test_the_triage_row_quotes_the_bench():
     bumped = dict(tr, peak_mib=tr["peak_mib"] + 10,
                   cpu_seconds=dict(tr["cpu_seconds"], median=tr["cpu_seconds"]["median"] + 1))
     assert len(triage_row_mismatches(FIGURES.read_text(), bumped)) == 2
+
+
+def test_the_bench_booted_the_standard_set_of_now():
+    """The boot-test figures (README, docs/figures.md) quote reports/bench.json: it
+    must have booted as many scenarios as `make boot-test` boots today."""
+    from qemu.scenarios import standard_set
+    boots = json.loads(BENCH.read_text())["toolkit"]["boot_test"]["boots"]
+    assert boots == len(standard_set()), (
+        f"reports/bench.json: {boots} boots, the standard set has "
+        f"{len(standard_set())}: run `make bench PARTS=boottest`")
