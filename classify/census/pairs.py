@@ -140,8 +140,8 @@ def _climb(graph: CallGraph, takers: set[Node], releasers: set[Node],
                 after, leak = sites.closed_after(caller, ref.line)
                 if after:
                     steps.append(f"{ref.path}:{ref.line} {ref.caller}() calls {node[1]}(), "
-                                 "which takes it, and releases it later in the same "
-                                 f"function, at line {after}")
+                                 f"which takes it, and every path of {ref.caller}() "
+                                 f"releases it afterwards, at line {after}")
                     continue
                 t2.add(caller)
                 if leak:

@@ -95,6 +95,11 @@ def sleeping_takes(items: list[Converted]) -> str:
                     if o["op"] in ("down", "down_interruptible", "down_killable")})
     what = " or ".join(f"{c}()" for c in calls) or "down()"
     held = "it is" if len(items) == 1 else "they are"
+    if any(o["op"] == "down_trylock" for i in items for o in i.sem.get("ops", [])):
+        # the trylock's own paragraph says where it is reached from
+        return (f"Every take but the down_trylock() is a sleeping {what}, and the "
+                f"trylock is only reached from process context, so {held} only held "
+                "in process context.")
     return f"Every take is a sleeping {what}, so {held} only held in process context."
 
 

@@ -46,6 +46,9 @@ def _unproven(sem: dict) -> list[dict]:
     function that takes it too; a trylock, or a release elsewhere, might run
     in interrupt context, where a mutex may not be tried or released."""
     ops = sem.get("ops", [])
+    if sem.get("rule") == "lock.paired_on_one_task":
+        # the pairing proof puts every release on the task that took the lock
+        ops = [o for o in ops if o["op"] == "down_trylock"]
     sleeping = {o.get("function") for o in ops
                 if o["op"].startswith("down") and o["op"] != "down_trylock"}
     return [o for o in ops if "unknown" in o.get("context", "").split(": ", 1)[0]

@@ -105,12 +105,12 @@ def test_one_step_at_several_places_is_said_once():
     got = _merge_sites(["a/b.c:394 g() is i2c_gate_ctrl: why",
                         "a/b.c:422 g() is i2c_gate_ctrl: why",
                         "a/c.c:7 g() is i2c_gate_ctrl: why",
-                        "a/b.c:9 h() calls f(), which takes it, and releases it later in "
-                        "the same function, at line 12",
+                        "a/b.c:9 h() calls f(), which takes it, and every path of h() "
+                        "releases it afterwards, at line 12",
                         "f() is exported by a/b.c: its callers in the tree were followed"])
     assert got == ["a/b.c:394, :422, a/c.c:7 g() is i2c_gate_ctrl: why",
-                   "a/b.c:9 h() calls f(), which takes it, and releases it later in the "
-                   "same function, at line 12",
+                   "a/b.c:9 h() calls f(), which takes it, and every path of h() "
+                   "releases it afterwards, at line 12",
                    "f() is exported by a/b.c: its callers in the tree were followed"]
 
 
@@ -350,8 +350,8 @@ def test_the_proof_fails_at_the_goto_that_skips_the_release() -> None:
                                   "holding it; ")
     got = _climbing(RELEASED_FIRST)
     assert got.ok, got.why_not
-    assert got.chain == [f"d/p.c:5 probe() calls take(), which takes it, and releases it "
-                         "later in the same function, at line "
+    assert got.chain == [f"d/p.c:5 probe() calls take(), which takes it, and every path "
+                         "of probe() releases it afterwards, at line "
                          f"{line(RELEASED_FIRST, 'give', 3)}"]
 
 

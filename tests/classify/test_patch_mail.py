@@ -778,8 +778,12 @@ def test_a_paired_mutex_says_how_its_take_and_release_were_paired():
                     "  drivers/s/main.c:2295 a() calls b() and gives it back at line 2298"]
     text = " ".join(" ".join(message.lock_paragraph(message.Converted(s))).split())
     assert "taken by one call and released by a later one, on the same task" in text
-    # the pairing is argued in the message, not handed to the reviewer
+    # the pairing is argued in the message, not handed to the reviewer, even
+    # for a release whose callers were not followed
+    s["ops"] = [{"op": "up", "path": "drivers/s/v3.c", "line": 5, "function": "done",
+                 "context": "unknown: x"}]
     assert below.reviewer_notes([message.Converted(s)]) == ""
+    assert below.reviewer_notes([message.Converted({**s, "rule": "lock.mutex"})]) != ""
     plain = {**s, "rule": "lock.mutex"}
     assert "a later one" not in " ".join(message.lock_paragraph(message.Converted(plain)))
 
@@ -855,6 +859,10 @@ def test_a_lock_is_held_in_process_context_because_every_take_sleeps():
     assert message.sleeping_takes([message.Converted(s)]) == (
         "Every take is a sleeping down() or down_interruptible(), so it is only held "
         "in process context.")
+    # a trylock is no sleeping take: the sentence says so
+    tried = {**s, "ops": s["ops"] + [{**s["ops"][0], "op": "down_trylock"}]}
+    assert message.sleeping_takes([message.Converted(tried)]).startswith(
+        "Every take but the down_trylock() is a sleeping down()")
     msg = " ".join(message.commit_message("xen: ", "s", [message.Converted(s)], None).split())
     assert "sleeping down()" in msg and "paths that start" not in msg
     notes = "\n".join(below.callers_notes([message.Converted(s)]))
@@ -901,9 +909,9 @@ def test_a_reason_loses_every_line_number_of_the_tree():
     assert ":188" not in said and ":210" not in said and ":12" not in said and ":3" not in said
     assert said.startswith("every i2c_gate_ctrl(..., 1) of ngene-cards.c is followed")
     assert "function; f() calls g()" in said
-    assert message.without_lines("h() calls f(), which takes it, and releases it later "
-                                 "in the same function, at line 12") == (
-        "h() calls f(), which takes it, and releases it later in the same function")
+    assert message.without_lines("h() calls f(), which takes it, and every path of h() "
+                                 "releases it afterwards, at line 12") == (
+        "h() calls f(), which takes it, and every path of h() releases it afterwards")
 
 
 def test_the_cover_says_why_for_the_kinds_it_converts():
