@@ -37,14 +37,13 @@ import fnmatch
 import hashlib
 import json
 import re
-import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from classify import lockmap
 from classify.inputs import InputError, load_audit, refuse_committed, shown
 from classify.paths import PROJECT_DIR, REPORTS_DIR
-from qemu import logstream, parse, runrecord, triage
+from qemu import parse, runrecord, triage
 
 CORPORA = ("syzkaller", "runtime")
 TRUTH = PROJECT_DIR / "qemu" / "truth"

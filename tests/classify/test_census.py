@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from classify.census import (Resolver, candidate_files, clean_source, scan_file,
+from classify.census import (candidate_files, clean_source, scan_file,
                              subsystem, take_census)
 
 SRC = """

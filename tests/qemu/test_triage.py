@@ -12,8 +12,6 @@ import pytest
 
 from classify.report.runtime import summary_line
 from qemu import cli, runrecord, triage
-from qemu.scenarios import load_scenario, named_set
-from qemu.variants import Variant
 
 REPO = Path(__file__).resolve().parents[2]
 LOGS = Path(__file__).parent / "logs"
