@@ -298,7 +298,9 @@ def opening(items: list[Converted]) -> list[str]:
             text.append(
                 f"{who} used to wait for {'an event' if one else 'events'}: one side "
                 "waits, the other signals. That is what a completion is for; make "
-                f"{'it a completion' if one else 'them completions'}.")
+                f"{'it a completion' if one else 'them completions'}, which says so: "
+                "a semaphore could as well be a lock, and a reader had to find out "
+                "which.")
     return wrap(" ".join(text))
 
 
@@ -360,8 +362,8 @@ def return_changes(sem: dict, mapped: bool = False) -> list[str]:
         verb = "returns" if len(waits) == 1 else "return"
         out.append(f"{'/'.join(news)} {verb} -ERESTARTSYS where "
                    f"{'/'.join(w + '()' for w in waits)} returned -EINTR: "
-                   + ("the patch maps a nonzero return to -EINTR where the value is "
-                      "passed on, so callers see what they saw before." if mapped else
+                   + ("map a nonzero return to -EINTR where the value is passed on, "
+                      "so callers see what they saw before." if mapped else
                       "the value is only tested for nonzero, so nothing changes."))
     if "down_timeout" in ops:
         out.append("wait_for_completion_timeout() returns 0 on a timeout where "

@@ -229,10 +229,10 @@ def test_a_changed_return_value_is_said_in_the_body():
     i = sem("a/b.c:d.i", "completion", ops=[("a/b.c", 3, "down_interruptible")])
     said = " ".join(message.commit_message("a: ", "s", [message.Converted(i, mapped=True)],
                                            None).split())
-    assert "the patch maps a nonzero return to -EINTR" in said
+    assert "map a nonzero return to -EINTR" in said
     # look-alike: a value only tested: nothing is said to be mapped
     tested = " ".join(message.commit_message("a: ", "s", [message.Converted(i)], None).split())
-    assert "only tested for nonzero, so nothing changes" in tested and "maps" not in tested
+    assert "only tested for nonzero, so nothing changes" in tested and "map a" not in tested
     # one test of a timeout: "its test", not "each test"
     assert "so its test is inverted" in " ".join(msg.split())
     m = sem("a/b.c:d.l", ops=[("a/b.c", 3, "down")])

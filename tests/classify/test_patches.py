@@ -615,7 +615,7 @@ def test_commit_message_lines_fit_checkpatch():
     c = sem("a/b.c:d.e", "completion", ops=[("a/b.c", 3, "down_interruptible")])
     said = " ".join(message.commit_message("a: ", "s", [message.Converted(c, mapped=True)],
                                            None).split())
-    assert "the patch maps a nonzero return to -EINTR" in said
+    assert "map a nonzero return to -EINTR" in said
     assert "-EINTR" not in below.reviewer_notes([message.Converted(c)])
     assert "-EINTR" not in msg and "-EINTR" not in notes
 
