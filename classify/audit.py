@@ -22,6 +22,7 @@ from classify.census import (ACQUIRE, Census, Decl, Op, candidate_files, count_v
 from classify.census.callgraph import CallGraph, build_callgraph
 from classify.census.guards import weigh
 from classify.census.cscan import clean_source, read_text
+from classify.census.exits import guarded_alike
 from classify.census.pairs import prove_pairing
 from classify.census.resolver import resolve_pointer
 from classify.facts import Cache, FileFacts, collect_facts
@@ -137,6 +138,22 @@ def _join_ops(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) 
         sf.ops.append(OpFact(op.op, op.path, op.line, func, analysed=analysed,
                              balanced=(op.path, op.line) in balanced and op.op in ACQUIRE,
                              atomic=why, note=op.note, loop=op.loop, guard=guard))
+    for sf in out.values():
+        _balance_guarded(sf, source)
+
+
+def _balance_guarded(sf: SemFacts, source) -> None:
+    """An acquisition released later in its function under the same condition
+    (`if (c) down(E); ... if (c) up(E);`, census.exits.guarded_alike) is
+    released whenever it was taken: balanced, as spatch's rule cannot see."""
+    ups: dict[tuple[str, str], list[int]] = {}
+    for o in sf.ops:
+        if o.op == "up" and o.func:
+            ups.setdefault((o.path, o.func), []).append(o.line)
+    sf.ops = [dataclasses.replace(o, balanced=True)
+              if o.op in ACQUIRE and not o.balanced and (o.path, o.func) in ups
+              and guarded_alike(source(o.path), o.line, ups[(o.path, o.func)]) else o
+              for o in sf.ops]
 
 
 def _join_escapes(c: Census, facts: dict[str, FileFacts], out: dict[str, SemFacts]) -> None:

@@ -32,6 +32,7 @@ import json
 import logging
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from classify import lockmap
@@ -46,8 +47,9 @@ from qemu.common import DEFAULT_KERNEL, PROJECT_DIR, WORK_DIR, Timer, dumps
 from qemu.config import ConfigRequest, ConfigStatus, configure
 from qemu.rootfs import InitramfsRequest, InitramfsStatus, make_initramfs
 from qemu.scenarios import Evaluation, Scenario, match_expected
-from qemu.source import Source, prepare_source
-from qemu.variants import TREE, Variant, checkout, make_variants, plan_variants
+from qemu.source import Source, kernel_key, prepare_source
+from qemu.variants import (MARK_TREE, TREE, Variant, checkout, for_tree, make_variants,
+                           plan_variants)
 
 log = logging.getLogger("sem2mutex.qemu.runtime")
 
@@ -57,10 +59,34 @@ BUILD = WORK_DIR / "build" / "runtime"
 DISK_MB = {"xfs": 320, "btrfs": 256, "bcache": 64}
 
 
-def build_variant(source: Source, v: Variant, images: Path = RUNTIME_DIR / "images",
-                  build_dir: Path = BUILD) -> Variant:
-    tree = checkout(source, v.commit)
-    cres = configure(ConfigRequest(tree, build_dir, FRAGMENTS))
+@dataclass(frozen=True)
+class Places:
+    """Where a tree's variants are made, built and kept: the default tree's
+    own, and those of another with its version in their names, so that each
+    tree's builds stay incremental."""
+    tree: Path = TREE
+    marking: Path = MARK_TREE
+    build: Path = BUILD
+    images: Path = RUNTIME_DIR / "images"
+
+    @classmethod
+    def of(cls, kernel: Path, version: str) -> "Places":
+        if kernel_key(kernel) == "":
+            return cls()
+        tail = "-" + ".".join(version.split(".")[:2])
+        return cls(*(p.with_name(p.name + tail) for p in (TREE, MARK_TREE, BUILD,
+                                                          RUNTIME_DIR / "images")))
+
+
+def build_variant(source: Source, v: Variant, places: Places = Places()) -> Variant:
+    tree = checkout(source, v.commit, places.tree)
+    build_dir, images = places.build, places.images
+    # an option no Kconfig of the tree defines (a driver another version
+    # removed) is left out, and said: its scenarios are left out too (for_tree)
+    cres = configure(ConfigRequest(tree, build_dir, FRAGMENTS, drop_undefined=True))
+    for opt in cres.dropped:
+        log.warning("runtime: variant %s: %s left out: no Kconfig of this tree defines it",
+                    v.name, opt)
     if cres.status is not ConfigStatus.SUCCESS:
         v.errors = [f"config {cres.status.value}: {e}" for e in cres.errors]
         return v
@@ -252,10 +278,17 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
     # what the series' marking marks: declared semaphores and allocated families
     sems = {s["id"]: s for s in audit["semaphores"] + audit.get("allocated", [])}
     index = lockmap.build_index(audit["semaphores"])
+    scenarios, left_out = for_tree(scenarios, sems)
+    for name, why in left_out.items():
+        log.warning("runtime: scenario %s LEFT OUT: %s", name, why)
+    if not scenarios:
+        raise TreeError(f"no runtime scenario applies to {kernel}: " + "; ".join(
+            f"{n}: {w}" for n, w in left_out.items()))
     source = prepare_source(kernel)
     names, marks = plan_variants(scenarios, sems)
     log.info("runtime: %d variants; trust marks %s", len(names), ", ".join(marks))
-    variants = {v.name: v for v in make_variants(source, sems, names, marks)}
+    places = Places.of(kernel, version)
+    variants = {v.name: v for v in make_variants(source, sems, names, marks, places.marking)}
     initramfs = make_initramfs(InitramfsRequest())
     if initramfs.status is not InitramfsStatus.SUCCESS:
         raise TreeError("initramfs: " + "; ".join(initramfs.errors))
@@ -272,12 +305,12 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
         v = variants[name]
         if not v.refused:
             with Timer() as t:
-                build_variant(source, v)
+                build_variant(source, v, places)
             times[f"build {name}"] = t.elapsed
             log.info("runtime: variant %s: %s in %.0f s", name,
                      "built" if v.image else "NOT BUILT", t.elapsed)
         if v.image is not None and name == "trust":
-            built = built_sources() & ours
+            built = built_sources(places.build) & ours
         mine = [s for s in scenarios if s.variant == name]
         with Timer() as t:
             results += boot_variant(mine, v, source, index, initramfs, out_dir, accel)

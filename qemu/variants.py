@@ -26,9 +26,10 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import subprocess
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from classify import spatch
@@ -193,6 +194,35 @@ def not_marked(marks: dict[str, Mark]) -> dict[str, str]:
             if m.status != "marked"}
 
 
+def for_tree(scenarios: list[Scenario], sems: dict[str, dict]) -> tuple[list[Scenario],
+                                                                         dict[str, str]]:
+    """The scenarios as they apply to the tree of sems (an audit's ids), and those
+    left out, with why.  The scenarios name 6.1's ids; a declaration that moved
+    to another file (btrfs_fs_info from ctree.h to fs.h) is the one of the same
+    name when the tree has exactly one; a scenario about a semaphore the tree
+    does not have (a driver removed, a semaphore converted upstream) cannot run."""
+    by_name: dict[str, list[str]] = {}
+    for sid in sems:
+        by_name.setdefault(sid.rpartition(":")[2], []).append(sid)
+
+    def moved(sid: str) -> str:
+        same = by_name.get(sid.rpartition(":")[2], [])
+        return sid if sid in sems else same[0] if len(same) == 1 else ""
+
+    kept, left = [], {}
+    for sc in scenarios:
+        ids = list(dict.fromkeys(list(sc.about) + ([sc.variant.split(":", 1)[1]]
+                                 if sc.variant.startswith("unmark:") else [])))
+        gone = [i for i in ids if not moved(i)]
+        if gone:
+            left[sc.name] = "this tree has no " + ", ".join(gone)
+            continue
+        variant = (f"unmark:{moved(sc.variant.split(':', 1)[1])}"
+                   if sc.variant.startswith("unmark:") else sc.variant)
+        kept.append(replace(sc, about=tuple(moved(i) for i in sc.about), variant=variant))
+    return kept, left
+
+
 def plan_variants(scenarios: list[Scenario], sems: dict[str, dict]) -> tuple[list[str],
                                                                              list[str]]:
     """(variant names, trust marks): trust first, then each unmark:<id> in scenario order;
@@ -246,6 +276,14 @@ def make_variants(source: Source, sems: dict[str, dict], names: list[str],
 
 
 def checkout(source: Source, commit: str, dest: Path = TREE) -> Path:
+    """dest, a worktree of source's tree, at commit (made, or made again when
+    it is one of another tree's)."""
+    def common(tree: Path) -> Path:
+        return (tree / git(tree, "rev-parse", "--git-common-dir").strip()).resolve()
+
+    if (dest / ".git").exists() and common(dest) != common(source.tree):
+        log.info("runtime: %s is a worktree of another tree: made again", dest)
+        shutil.rmtree(dest)
     if not (dest / ".git").exists():
         dest.parent.mkdir(parents=True, exist_ok=True)
         git(source.tree, "worktree", "prune")

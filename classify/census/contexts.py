@@ -93,6 +93,18 @@ _IRQ, _THREAD = {1: HARDIRQ}, {1: HARDIRQ, 2: PROCESS}
 _WORK, _FIRST = {1: PROCESS}, {0: PROCESS}
 
 # function -> argument index -> the context the function passed there runs in.
+# callbacks the core calls with a lock of its own held, and where it takes it:
+# a lock every take of which is under it may protect nothing more (ksz884x's
+# proc_sem, taken only in its ndo_eth_ioctl)
+HELD_BY_CORE: dict[str, tuple[str, str]] = {
+    **{f"net_device_ops.{f}": ("RTNL", "dev_ioctl() takes rtnl_lock() around dev_ifsioc()")
+       for f in ("ndo_do_ioctl", "ndo_eth_ioctl", "ndo_siocdevprivate")},
+    **{f"net_device_ops.{f}": ("RTNL", "the core asserts it with ASSERT_RTNL()")
+       for f in ("ndo_open", "ndo_stop", "ndo_change_mtu", "ndo_set_features",
+                 "ndo_vlan_rx_add_vid", "ndo_vlan_rx_kill_vid")},
+}
+
+
 REGISTRATIONS: dict[str, dict[int, str]] = {
     "request_irq": _IRQ, "request_any_context_irq": _IRQ, "request_percpu_irq": _IRQ,
     "request_threaded_irq": _THREAD,

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from classify.census.callgraph import CallGraph, Node, Ref
 from classify.census.contexts import (FLAG_FIELDS, PAIRED_FIELDS, SYSCALL_STRUCTS,
                                       registration_context)
-from classify.census.exits import (exit_on, gate_left_open, guarded_alike, held_exit,
+from classify.census.exits import (exit_on, gate_left_open, held_exit,
                                    taken_before)
 from classify.census.model import ACQUIRE
 
@@ -230,13 +230,11 @@ def prove_pairing(graph: CallGraph, takers: dict[Node, list[int]], releasers: se
                   downs: dict[Node, list[int]], ups: dict[Node, list[int]],
                   source: Callable[[str], str]) -> Pairing:
     """Whether every taker and releaser of one semaphore is paired on one task.
-    takers: the lines of the acquisitions not proven released, by function
-    (one guarded like a later release does not count); downs/ups: the lines of
-    its acquisitions and up()s, by function; source: a file's text with comments
-    and strings blanked (classify.census.cscan)."""
+    takers: the lines of the acquisitions not proven released, by function (one
+    released later under its own condition is, classify.audit._balance_guarded);
+    downs/ups: the lines of its acquisitions and up()s, by function; source: a
+    file's text with comments and strings blanked (classify.census.cscan)."""
     chain: list[str] = []
-    takers = {n for n, lines in takers.items()
-              if not all(guarded_alike(source(n[0]), x, ups.get(n, [])) for x in lines)}
     leaks: dict[Node, str] = {}
     t, r = _climb(graph, takers, releasers, downs, ups, source, chain, leaks)
     out = Pairing(True, chain)

@@ -79,6 +79,13 @@ def reword(text: str, cls: str, old_name: str, new_name: str) -> str:
     """A comment's text that spoke of the semaphore, speaking of the new lock:
     the phrases, the calls (`down()` -> `mutex_lock()`), the lock's name."""
     name = new_name or old_name
+    if cls == "completion" and old_name != "semaphore":
+        # a completion has no counter to speak of: what it counts is said
+        # ("queue->sema counter" is "the number of complete() calls on
+        # queue->sema not yet waited for", the name renamed below)
+        text = re.sub(rf"(?:\bthe{_SEP})?((?:[\w>.-]*(?:->|\.))?{re.escape(old_name)})"
+                      rf"(?:{_SEP}|'s{_SEP})(?:counter|count|value)\b",
+                      r"the number of complete() calls on \1 not yet waited for", text)
     for old, new in phrases(cls, name):
         text = _replace_phrase(text, old, new)
     for old, new in CALLS[cls].items():

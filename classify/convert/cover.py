@@ -21,14 +21,16 @@ WHY = {
               "at a time. A mutex gets lockdep and CONFIG_DEBUG_MUTEXES checking (owner, "
               "recursion, a release by another task, freeing while held) and "
               "optimistic spinning."),
-    "completion": ("Each semaphore converted to a completion here counts events: one "
-                   "side waits, the other signals. A completion, the kernel's type "
-                   "for that, says so."),
+    "completion": ("Each semaphore converted to a completion here is used to wait for "
+                   "an event: one side waits, the other signals. A completion, the "
+                   "kernel's type for that, says so."),
 }
 
 
 def motivation(classes: set[str]) -> str:
-    return " ".join([HISTORY] + [WHY[c] for c in ("mutex", "completion") if c in classes])
+    """Why: the mutex migration's history only where the series makes mutexes."""
+    return " ".join([HISTORY] * ("mutex" in classes)
+                    + [WHY[c] for c in ("mutex", "completion") if c in classes])
 
 
 def _kinds(classes: set[str], many: bool) -> str:

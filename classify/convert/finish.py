@@ -57,6 +57,20 @@ def _write(tree: Path, rel: str, text: str) -> None:
         (tree / rel).write_text(text)
 
 
+def _held_across_calls(sem: dict) -> tuple[list[str], list[str]] | None:
+    """For a lock taken in one function and released in another: the functions
+    that return holding it, and those that release it for their caller (an
+    on/off callback is both, and leaves the second list empty)."""
+    if sem.get("rule") != "lock.paired_on_one_task":
+        return None
+    ops = [o for o in sem.get("ops", []) if o.get("function")]
+    takes = {o["function"] for o in ops if o["op"].startswith("down")}
+    return (list(dict.fromkeys(o["function"] for o in ops
+                               if o["op"].startswith("down") and not o.get("balanced"))),
+            list(dict.fromkeys(o["function"] for o in ops
+                               if o["op"] == "up" and o["function"] not in takes)))
+
+
 def _declaration_line(text: str, changed: set[int], name: str) -> int:
     """The changed line declaring the lock (1-based, 0 when not found)."""
     pat = re.compile(rf"(?:\bstruct\s+(?:mutex|completion)\s+{re.escape(name)}\s*;|"
@@ -120,7 +134,7 @@ def plan_rename(tree: Path, sem: dict, files: list[str], cls: str,
         new = rename_rule(old, cls, taken | {new})
         new = "" if new and _global_taken(tree, new) else new
     if not new:
-        return "", f"the names {' and '.join(WORDS[cls])} it would take are in use"
+        return "", f"the names it would take ({', '.join(WORDS[cls])}) are in use"
     for rel, t in texts.items():
         decl = _declaration_line(t, changed.get(rel, set()), old)
         left = uses_outside(t, old, member, changed.get(rel, set()), decl)
@@ -224,9 +238,9 @@ def finish(tree: Path, sem: dict, files: list[str], changed_files: list[str]) ->
     # the definition's comment
     if cls == "mutex":
         changed = diff()
-        paired = sem.get("rule") == "lock.paired_on_one_task"
+        held = _held_across_calls(sem)
         funcs = list(dict.fromkeys(o["function"] for o in sem.get("ops", [])
-                                   if o["op"].startswith(("down", "up") if paired else "down")
+                                   if o["op"].startswith(("down", "up") if held else "down")
                                    and o.get("function")))
         for rel in changed_files:
             text = _read(tree, rel)
@@ -234,7 +248,7 @@ def finish(tree: Path, sem: dict, files: list[str], changed_files: list[str]) ->
             if d:
                 _write(tree, rel, definition_comment(
                     text, d, funcs, sem.get("guards", []),
-                    net=rel.startswith(("drivers/net/", "net/")), paired=paired))
+                    net=rel.startswith(("drivers/net/", "net/")), held=held))
 
     # long lines: broken after a comma, or else shortened by a local
     for rel in changed_files:

@@ -37,13 +37,20 @@ def _listed(names: list[str], room: int, what: str) -> str:
 _DEFINITION = re.compile(r"^(\s*)(?:static\s+)?(?:struct\s+mutex\s+\w+\s*;|DEFINE_MUTEX\s*\()")
 
 
+def _either(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
+
+
 def definition_comment(text: str, line: int, funcs: list[str], guards: list[str] = (),
-                       limit: int = LIMIT, net: bool = False, paired: bool = False) -> str:
+                       limit: int = LIMIT, net: bool = False,
+                       held: tuple[list[str], list[str]] | None = None) -> str:
     """`struct mutex x;` / `DEFINE_MUTEX(x);` at line (1-based) with the comment
     checkpatch --strict asks for (UNCOMMENTED_DEFINITION): what it protects
-    (guards: the members changed under it, convert.protects), else what it
-    serialises (funcs: the functions taking it; paired: taking or releasing
-    it, a lock held across calls), at the end of the line or,
+    (guards: the members changed under it, convert.protects), else, for a lock
+    held across calls (held: the functions that return holding it and those
+    that release it for their caller), from where to where, else who takes it
+    (funcs: the functions taking it, or with held those taking or releasing
+    it), at the end of the line or,
     when that passes limit columns, on the line above.  A definition with a
     comment on its line is left; one with the file's comment above keeps it
     there, said again with ours (checkpatch does not see a comment above the
@@ -58,17 +65,25 @@ def definition_comment(text: str, line: int, funcs: list[str], guards: list[str]
         return text
     above_line = lines[line - 2] if line > 1 else ""
     # a lock held from one call to a later one serialises no function: say
-    # who holds it
+    # where it is held from and to, or who holds it when the same functions do
+    # both (an on/off callback)
     verb, names, what = (("protects", list(guards), "member") if guards else
-                         ("taken and released by" if paired else "serialises",
+                         ("taken and released by" if held else "serialises",
                           [f"{f}()" for f in funcs], "function"))
+    if not guards and held and all(held):
+        verb = "held from"
+        takers, releasers = ([f"{f}()" for f in fs] for fs in held)
+        span = f"{_either(takers)} to {_either(releasers)}"
+        listed = lambda names, room, what: span     # noqa: E731 (never shortened)
+    else:
+        listed = _listed
     own = re.fullmatch(r"\s*/\*\s*([^*].*?)\s*\*/\s*", above_line)
     if own:
         # the file's comment stays, said again with ours in one block (the
         # removed line between them hides it from checkpatch; two comments
         # stacked read worse): "Lock for getting a free block: protects x."
         indent = m.group(1)
-        said = f"{own.group(1).rstrip('.')}: {verb} {_listed(names, 1 << 10, what)}."
+        said = f"{own.group(1).rstrip('.')}: {verb} {listed(names, 1 << 10, what)}."
         if _columns(f"{indent}/* {said} */") <= limit:
             lines[line - 2] = f"{indent}/* {said} */"
             return "\n".join(lines)
@@ -81,14 +96,14 @@ def definition_comment(text: str, line: int, funcs: list[str], guards: list[str]
     here = limit - _columns(decl.rstrip()) - len(f" /* {verb}  */")
     indent = m.group(1)
     above = limit - _columns(indent) - len(f"/* {verb}  */")
-    said = _listed(names, max(here, above), what)
+    said = listed(names, max(here, above), what)
     if len(said) <= here:
         lines[line - 1] = f"{decl.rstrip()} /* {verb} {said} */"
-    elif said == _listed(names, 1 << 10, what) or len(names) > 8:
+    elif len(said) <= above and (said == listed(names, 1 << 10, what) or len(names) > 8):
         lines[line - 1:line] = [f"{indent}/* {verb} {said} */", decl]
     else:
         # every name, in a block comment above: "and 2 more functions" says little
-        words = textwrap.wrap(f"{verb.capitalize()} {_listed(names, 1 << 10, what)}.",
+        words = textwrap.wrap(f"{verb.capitalize()} {listed(names, 1 << 10, what)}.",
                               limit - _columns(indent) - 3, break_long_words=False)
         body = [f"{indent} * {w}" for w in words]
         if net:     # networking's block comments open on their first line

@@ -164,11 +164,16 @@ def routing(entries: list[Entry], paths: list[str], tag: str, tagged: bool,
                    f"Linux {version}, so rebase it there before sending.")
     elif not tag and _stable(version):
         # no -next tag to say it, but the driver's own tree is where it must apply
-        tree = next((t.split()[1] for e in chain for t in e.trees
-                     if t.startswith("git ") and len(t.split()) > 1), "")
-        if tree and tree.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1] != "linux":
-            out.append(f"The patch is based on Linux {version}: rebase it onto the tree "
-                       f"MAINTAINERS names ({tree}), where the driver may have changed, "
+        # every tree of the first entry that names one (SCSI names two)
+        trees = next(([t.split()[1] for t in e.trees if t.startswith("git ")
+                       and len(t.split()) > 1] for e in chain
+                      if any(t.startswith("git ") for t in e.trees)), [])
+        trees = [t for t in trees
+                 if t.rstrip("/").removesuffix(".git").rsplit("/", 1)[-1] != "linux"]
+        if trees:
+            out.append(f"The patch is based on Linux {version}: rebase it onto the "
+                       f"{'tree' if len(trees) == 1 else 'trees'} MAINTAINERS names "
+                       f"({' or '.join(trees)}), where the driver may have changed, "
                        "before sending.")
     if _stable(version):
         out.append(f"The recipients come from the MAINTAINERS of Linux {version}, a "

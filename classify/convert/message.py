@@ -89,18 +89,19 @@ def _kinds(sem: dict, ops: tuple[str, ...]) -> list[str]:
 
 
 def sleeping_takes(items: list[Converted]) -> str:
-    """Why a lock is only held in process context: every take sleeps.  (Where
-    the paths to it start is no proof, and a list of them is never complete.)"""
+    """Why a lock is only taken in process context, as a mutex must be: every
+    take already sleeps, which it may do nowhere else.  (Where the paths to it
+    start is no proof, and a list of them is never complete.)"""
     calls = sorted({o["op"] for i in items for o in i.sem.get("ops", [])
                     if o["op"] in ("down", "down_interruptible", "down_killable")})
     what = " or ".join(f"{c}()" for c in calls) or "down()"
-    held = "it is" if len(items) == 1 else "they are"
     if any(o["op"] == "down_trylock" for i in items for o in i.sem.get("ops", [])):
         # the trylock's own paragraph says where it is reached from
-        return (f"Every take but the down_trylock() is a sleeping {what}, and the "
-                f"trylock is only reached from process context, so {held} only held "
-                "in process context.")
-    return f"Every take is a sleeping {what}, so {held} only held in process context."
+        return (f"Every take but the down_trylock() is a {what}, which sleeps, and the "
+                "trylock is only reached from process context: the callers already run "
+                "in process context, as a mutex requires.")
+    return (f"Every take is a {what}, which sleeps: the callers already run in process "
+            "context, as a mutex requires.")
 
 
 # " (drivers/x/y.c:468)", " (:188, :210)" and "drivers/x/y.c:1736, :1767 ": the
@@ -199,9 +200,14 @@ def lock_paragraph(item: Converted) -> list[str]:
     for r in sem.get("reasons", []):
         m = _TRYLOCK.match(r)
         if m:
+            paths = [len(o.get("callers", [])) + o.get("callers_more", 0)
+                     for o in sem.get("ops", []) if o["op"] == "down_trylock"
+                     and f"{o.get('function')}()" == m.group(1)]
+            said = ("it is only reached from one path, in "
+                    f"{m.group(2)} context:" if paths == [1] else
+                    f"every path to it runs in {m.group(2)} context, for example:")
             lines += [""] + wrap(f"The down_trylock() in {m.group(1)} becomes "
-                                 f"mutex_trylock(); every path to it runs in {m.group(2)} "
-                                 f"context, for example: {chain_prose(m.group(3))}.")
+                                 f"mutex_trylock(); {said} {chain_prose(m.group(3))}.")
     return lines
 
 
@@ -236,11 +242,17 @@ def locks_list(items: list[Converted]) -> list[str]:
     return lines + [""] + wrap(sleeping_takes(items))
 
 
+_WAITED = re.compile(r"^waited for in (.*)$")
+
+
 def event_paragraph(item: Converted) -> list[str]:
-    """Who waits for a semaphore used as an event, and who signals it (why
-    that makes it an event is events_said(), once for all of a patch)."""
+    """Who waits for a semaphore used as an event, and who signals it (what
+    holds for every event is events_said(), once for all of a patch)."""
     sem = item.sem
-    waiters = functions(sem, ("down",))
+    # the audit's waiters: not the take right after the initialisation
+    # (iwpm's `sema_init(&sem, 1); down(&sem);`), which never waits
+    said = next((m.group(1) for r in sem.get("reasons", []) if (m := _WAITED.match(r))), "")
+    waiters = re.findall(r"\w+\(\)", said) or functions(sem, ("down",))
     signals = functions(sem, ("up",))
     start = ("is initialised to 1 and taken at once, so it starts at 0"
              if any("taken at once" in r for r in sem.get("reasons", []))
@@ -250,12 +262,25 @@ def event_paragraph(item: Converted) -> list[str]:
                 f"{some_of(signals)} {'signals' if len(signals) == 1 else 'signal'} it.")
 
 
-def events_said() -> list[str]:
-    """What holds for every event of a patch, said once: where it may be
-    signalled from, and that a signal nobody waits for is kept."""
-    return wrap("complete() may be called from any context, as up() may. Like the "
-                "semaphore, a completion counts the signals given while nobody waits: "
-                "each still ends a later wait at once, as before.")
+def _atomic_signals(items: list[Converted]) -> list[str]:
+    """The functions that signal an event in interrupt context or with a
+    spinlock held or interrupts off."""
+    return list(dict.fromkeys(
+        f"{o['function']}()" for i in items if i.sem["class"] == "completion"
+        for o in i.sem.get("ops", []) if o["op"] == "up" and o.get("function")
+        and (o.get("atomic") or re.search(r"\b(?:hard|soft)irq\b",
+                                          o.get("context", "").split(":")[0]))))
+
+
+def events_said(items: list[Converted]) -> list[str]:
+    """What holds for every event of a patch, said once: that a signal given
+    before the wait is kept and each wait takes one, as with the semaphore;
+    and, where one is signalled in atomic context, that complete() may be."""
+    atomic = _atomic_signals(items)
+    where = (f" {some_of(atomic)} {'signals' if len(atomic) == 1 else 'signal'} it in "
+             "atomic context, where complete() may be called, as up() may." if atomic else "")
+    return wrap("complete() is counted like up(): a signal given before anyone waits is "
+                "kept, and each wait takes one signal." + where)
 
 
 def _renames(items: list[Converted]) -> list[str]:
@@ -292,16 +317,25 @@ def opening(items: list[Converted]) -> list[str]:
             text.append(
                 f"{who} used as {'a lock' if one else 'locks'}. Make {them} "
                 f"{'a mutex' if one else 'mutexes'}: lockdep does not see a semaphore, "
-                f"and with a mutex lockdep and CONFIG_DEBUG_MUTEXES check how "
+                f"and with a mutex, lockdep and CONFIG_DEBUG_MUTEXES check how "
                 f"{'it is' if one else 'they are'} held ({and_list(checks)}).")
         else:
             text.append(
                 f"{who} used to wait for {'an event' if one else 'events'}: one side "
                 "waits, the other signals. That is what a completion is for; make "
-                f"{'it a completion' if one else 'them completions'}, which says so: "
-                "a semaphore could as well be a lock, and a reader had to find out "
-                "which.")
+                f"{'it a completion' if one else 'them completions'}, whose type "
+                "says so.")
     return wrap(" ".join(text))
+
+
+def found_by(semaphores: int) -> list[str]:
+    """How the semaphores were found, as Documentation/process/
+    researcher-guidelines.rst asks of a patch a tool made (the evidence itself
+    stays with the sender: it names the lines of the tree the tool read)."""
+    which = "This semaphore was" if semaphores == 1 else "These semaphores were"
+    return wrap(f"{which} found, and the conversion written, by sem2mutex: Coccinelle "
+                "semantic patches and a call-graph analysis that sort the kernel's "
+                "semaphores into locks, events and counters.")
 
 
 def commit_message(prefix: str, subject: str, items: list[Converted],
@@ -319,7 +353,7 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
             para = (lock_paragraph if item.sem["class"] == "mutex" else event_paragraph)(item)
             body += para + [""]
     if any(i.sem["class"] == "completion" for i in items):
-        body += events_said() + [""]
+        body += events_said(items) + [""]
     changes = list(dict.fromkeys(c for i in items for c in return_changes(i.sem, i.mapped)))
     body += [ln for c in changes for ln in wrap(c) + [""]]
     renames = _renames(items)
@@ -332,6 +366,7 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
             if len(waits) == 1 else
             " Each needs a fix of its own, which should come before this patch.")
         body += wrap(without_lines(wait) + last) + [""]
+    body += found_by(len(items)) + [""]
     body += ["No functional change intended.", ""]
     if signoff:
         body += [f"Signed-off-by: {signoff}"]
@@ -363,7 +398,7 @@ def return_changes(sem: dict, mapped: bool = False) -> list[str]:
         out.append(f"{'/'.join(news)} {verb} -ERESTARTSYS where "
                    f"{'/'.join(w + '()' for w in waits)} returned -EINTR: "
                    + ("map a nonzero return to -EINTR where the value is passed on, "
-                      "so callers see what they saw before." if mapped else
+                      "so a caller that tests for -EINTR sees what it saw before." if mapped else
                       "the value is only tested for nonzero, so nothing changes."))
     if "down_timeout" in ops:
         out.append("wait_for_completion_timeout() returns 0 on a timeout where "

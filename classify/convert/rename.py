@@ -5,8 +5,9 @@ The renaming rule (rename_rule): a name that says semaphore -- `sem`,
 `sema`, `semaphore`, or one ending in `_sem`, `_sema`, `_semaphore` -- gets
 the word of its new type: `lock` for a mutex (`poll_sem` -> `poll_lock`),
 `done` for a completion (`sem` -> `done`); when that name is taken in the
-struct (a member) or in the files (a variable; a global: in the tree), the
-type's own name: `mutex`, `completion` (`poll_mutex`, `poll_completion`).
+struct (a member) or in the files (a variable; a global: in the tree), or a
+bare word is the end of another name there (`request_done`), the next:
+`mutex`; `comp`, then `completion` (`poll_mutex`, `poll_comp`).
 Other names (`pll_mutex`, `got_rsp`, `tsem`) stay.  A name is only renamed
 when every use of it in the conversion's files is on a line the script
 changed (or the declaration): else it stays, and the reason is returned.
@@ -21,7 +22,7 @@ from classify.convert.csource import strip_comments
 # ------------------------------------------------------------------ pass: rename
 
 _SAYS_SEM = re.compile(r"^(?:(?P<stem>\w+?)_)?(?:sem|sema|semaphore)$")
-WORDS = {"mutex": ("lock", "mutex"), "completion": ("done", "completion")}
+WORDS = {"mutex": ("lock", "mutex"), "completion": ("done", "comp", "completion")}
 
 
 def rename_rule(old: str, cls: str, taken: set[str]) -> str:
@@ -33,7 +34,9 @@ def rename_rule(old: str, cls: str, taken: set[str]) -> str:
     stem = m.group("stem")
     for word in WORDS[cls]:
         new = f"{stem}_{word}" if stem else word
-        if new not in taken:
+        # a bare word beside a member that ends in it (iwpm's request_done
+        # beside done) reads as its partner: taken too
+        if new not in taken and (stem or not any(t.endswith("_" + new) for t in taken)):
             return new
     return ""
 

@@ -63,6 +63,20 @@ def test_an_old_style_comment_is_laid_out_in_kernel_style() -> None:
     assert all(_columns(x) <= 80 for x in got.split("\n"))
 
 
+def test_a_completion_has_no_counter_a_comment_says_what_it_counts() -> None:
+    # raw_gadget: "the same value as queue->sema counter"; look-alike: a
+    # comment naming the lock without its counter keeps its words
+    text = ("int f(struct q *queue)\n{\n\tif (wait_for_completion_interruptible("
+            "&queue->done))\n\t\treturn 1;\n\t/*\n\t * queue->size must have the same "
+            "value as queue->sema counter.\n\t * queue->sema is given\n\t */\n\treturn 0;\n}\n")
+    got, _ = comments(text, {3}, old="sema", new="done")
+    words = " ".join(got.replace("\n\t *", " ").split())
+    assert ("the same value as the number of complete() calls on queue->done not yet "
+            "waited for.") in words
+    assert "queue->done is given" in words and "counter" not in got
+    assert all(_columns(x) <= 80 for x in got.split("\n"))
+
+
 def test_a_comment_elsewhere_quoting_the_renamed_lock_follows_it() -> None:
     # hns_roce: the comment is above an untouched function; it names the lock
     text = ('/* this should be called with "poll_sem" */\nstatic int poll(struct d *d)\n'
@@ -108,6 +122,10 @@ def test_the_renaming_rule() -> None:
     # a clash: the type's name, then none
     assert F.rename_rule("sem", "mutex", {"lock"}) == "mutex"
     assert F.rename_rule("sem", "mutex", {"lock", "mutex"}) == ""
+    # a bare word that ends another member's name reads as its partner (iwpm)
+    assert F.rename_rule("sem", "completion", {"request_done"}) == "comp"
+    assert F.rename_rule("sem", "completion", {"done_list"}) == "done"
+    assert F.rename_rule("cmd_sem", "completion", {"request_done"}) == "cmd_done"
 
 
 def test_a_struct_member_named_like_the_new_name_is_taken() -> None:
@@ -341,5 +359,25 @@ def test_the_declaring_file_names_its_header_and_a_paired_lock_says_who_holds_it
     F.finish(tmp_path, sem, ["c.c"], ["c.c"])
     got = (tmp_path / "c.c").read_text()
     assert "#include <linux/mutex.h>\n" in got
-    assert "/* taken and released by mbox_poll() and mbox_done() */" in got
+    assert "/* held from mbox_poll() to mbox_done() */" in got
     assert "serialises" not in got
+
+
+def test_a_lock_held_across_calls_says_from_where_to_where() -> None:
+    text = "struct hba {\n\tstruct mutex mutex;\n};\n"
+    # hisi_sas: two ways in, three ways out, and functions that take and
+    # release it themselves, which need no saying
+    got = F.definition_comment(text, 2, ["queue_command", "prereset", "reset_done"],
+                               held=(["hisi_sas_controller_prereset",
+                                      "hisi_sas_reset_prepare_v3_hw"],
+                                     ["hisi_sas_controller_reset_done",
+                                      "hisi_sas_controller_reset",
+                                      "hisi_sas_reset_done_v3_hw"]))
+    assert got == ("struct hba {\n\t/*\n"
+                   "\t * Held from hisi_sas_controller_prereset() or\n"
+                   "\t * hisi_sas_reset_prepare_v3_hw() to hisi_sas_controller_reset_done(),\n"
+                   "\t * hisi_sas_controller_reset() or hisi_sas_reset_done_v3_hw().\n"
+                   "\t */\n\tstruct mutex mutex;\n};\n")
+    # an on/off callback takes and releases it: no "from ... to"
+    gate = F.definition_comment(text, 2, ["drxk_gate_ctrl"], held=(["drxk_gate_ctrl"], []))
+    assert "/* taken and released by drxk_gate_ctrl() */" in gate

@@ -381,3 +381,13 @@ def test_the_audit_names_the_exit_that_leaves_it_held(shared_cache: Path) -> Non
     assert "return after error_take() at" in unwind["pairs_unwind.c:error_sem"]
     assert "taken in one function and released in another, always on one task:" in \
         unwind["pairs_unwind.c:unwind_sem"]
+
+
+def test_a_take_and_release_under_one_condition_is_a_lock_of_one_function(
+        shared_cache: Path) -> None:
+    reasons = _reasons("guarded_take.c", shared_cache)
+    assert "every down() is released by up() on all paths of the same function" in \
+        reasons["guarded_take.c:dump_sem"]
+    assert "taken in one function and released in another" not in \
+        reasons["guarded_take.c:dump_sem"]
+    assert "not proven released on every path" in reasons["guarded_take.c:flip_sem"]

@@ -158,6 +158,13 @@ def test_routing_names_the_driver_s_own_tree_when_no_next_tag_says_it():
     assert any("rebase it onto the tree MAINTAINERS names "
                "(git://git.kernel.org/pub/scm/linux/kernel/git/gregkh/staging.git)"
                in " ".join(n.split()) for n in notes)
+    # SCSI names two trees: both
+    two = [M.Entry("SCSI SUBSYSTEM", ("drivers/scsi/",), (), (
+        "git git://git.kernel.org/pub/scm/linux/kernel/git/jejb/scsi.git",
+        "git git://git.kernel.org/pub/scm/linux/kernel/git/mkp/scsi.git"), "Maintained")]
+    said = " ".join(" ".join(M.routing(two, ["drivers/scsi/e.c"], "", False, "6.1.192")).split())
+    assert "the trees MAINTAINERS names (git://git.kernel.org/pub/scm/linux/kernel/git/" \
+        "jejb/scsi.git or git://git.kernel.org/pub/scm/linux/kernel/git/mkp/scsi.git)" in said
     # look-alikes: a mainline base, an entry without a tree, Linus' tree
     assert not any("rebase" in n for n in M.routing(entries, ["drivers/staging/v/v.c"], "",
                                                     False, "6.13"))
@@ -184,7 +191,7 @@ def test_several_plain_locks_are_one_sentence_and_a_line_each():
     assert words.startswith("net: h: s The driver has three semaphores used as locks. "
                             "Make them mutexes:")
     assert "\n- y_lock: g() and h().\n" in msg
-    assert "so they are only held in process context." in words
+    assert "the callers already run in process context, as a mutex requires." in words
     assert msg.count("on every path") == 1                         # said once
     assert "how they are held" in words
     # look-alikes: two locks, or one taken in softirq context: a paragraph each
@@ -208,18 +215,42 @@ def test_the_message_says_why_first_and_no_functional_change_last():
     assert event.split("\n\n")[1].startswith("d.e is a semaphore used to wait for an "
                                               "event: one side waits")
     assert "Make it a mutex" not in event and "a lock freed" not in event
-    assert "counts the signals given while nobody waits" in " ".join(event.split())
+    assert "a signal given before anyone waits is kept" in " ".join(event.split())
+    assert "atomic context" not in event            # no signal there: nothing to say
     # two events of one patch: what holds for both is said once
     f = sem("a/b.c:d.f", "completion", ops=[("a/b.c", 7, "down"), ("a/b.c", 9, "up")])
     both = " ".join(message.commit_message(
         "a: ", "s", [message.Converted(c), message.Converted(f)], None).split())
-    assert both.count("complete() may be called from any context") == 1
+    assert both.count("complete() is counted like up()") == 1
     assert "make them completions" in both
     # a static lock is never freed: no such check is promised for it
     g = sem("a/b.c:g_lock", kind="static", ops=[("a/b.c", 3, "down")])
     assert "freed while held" not in message.commit_message(
         "a: ", "s", [message.Converted(g)], None)
     assert "freed while held" in " ".join(msg.split())
+
+
+def test_an_event_names_its_real_waiters_and_an_atomic_signal():
+    # iwpm: sema_init(1) and down() at once in the allocator, which never waits
+    c = sem("drivers/i/iwpm_util.h:req.sem", "completion",
+            ops=[("drivers/i/u.c", 324, "down"), ("drivers/i/u.c", 373, "down_timeout"),
+                 ("drivers/i/u.c", 437, "up")])
+    for o, f in zip(c["ops"], ("get_request", "wait_complete_req", "register_pid_cb")):
+        o["function"] = f
+    c["reasons"] = ["initialised to 1 and taken at once, so it starts at 0: down() waits "
+                    "for an event", "waited for in wait_complete_req()",
+                    "signalled by up() in register_pid_cb(), never in a function that waits"]
+    msg = " ".join(message.commit_message("a: ", "s", [message.Converted(c)], None).split())
+    assert ("taken at once, so it starts at 0: wait_complete_req() waits for it and "
+            "register_pid_cb() signals it.") in msg
+    assert "atomic context" not in msg
+    # raw_gadget: up() under a spinlock with interrupts off; parport: from a timer
+    c["ops"][2]["atomic"] = "after the lock or irq/preempt disable at line 68"
+    msg = " ".join(message.commit_message("a: ", "s", [message.Converted(c)], None).split())
+    assert "register_pid_cb() signals it in atomic context, where complete() may be" in msg
+    c["ops"][2].update(atomic="", context="hardirq + process: drivers/i/u.c:5 x")
+    msg = message.commit_message("a: ", "s", [message.Converted(c)], None)
+    assert "signals it in atomic context" in " ".join(msg.split())
 
 
 def test_a_changed_return_value_is_said_in_the_body():
@@ -326,7 +357,7 @@ def test_series_per_maintainers_entry_with_own_recipients(tmp_path, monkeypatch)
         " ".join(cover.split())
     assert "2006" in cover and "Converted:" not in cover and "Refused:" not in cover
     # a series of mutexes only says nothing of completions
-    assert "optimistic spinning" in words and "counts events" not in words
+    assert "optimistic spinning" in words and "wait for an event" not in words
     # each patch its own people, the cover letter their union
     assert "To: Foo Maint <foo@kernel.org>\nCc: foo-list@vger.kernel.org" in one
     assert "Second Maint" not in one and "Foo Maint" not in two
@@ -423,8 +454,15 @@ def test_a_trylock_names_its_context_in_words_without_line_numbers():
             "every path to it runs in process context, for example: bnx2x_io_slot_reset()"
             in text)
     assert "b.c:" not in text and "14334" not in text and "->" not in text
+    # the only path is no example (xenbus' shrinker)
+    ops, s["ops"] = s["ops"], [{"op": "down_trylock", "function": "bnx2x_prev_is_path_marked",
+                 "path": "drivers/net/b.c", "line": 10700,
+                 "callers": [BNX.partition(": ")[2]], "callers_more": 0}]
+    only = " ".join(" ".join(message.lock_paragraph(message.Converted(s))).split())
+    assert ("becomes mutex_trylock(); it is only reached from one path, in process context: "
+            "bnx2x_io_slot_reset()" in only) and "for example" not in only
     # look-alike: no trylock reason, no such paragraph
-    s["reasons"] = ["initial count 1"]
+    s["reasons"], s["ops"] = ["initial count 1"], ops
     assert "down_trylock" not in "\n".join(message.lock_paragraph(message.Converted(s)))
 
 
@@ -438,11 +476,13 @@ def test_the_audit_listing_goes_below_the_dashes_and_the_body_says_who_holds_it(
     notes = below.reviewer_notes([item])
     full = below.evidence([item], "6.1.192")
     assert all(e not in msg for e in s["evidence"]) and all(e in full for e in s["evidence"])
-    # nothing of the tool below the ---: the sender's notes name the file and
-    # the tool
+    # nothing of the tool below the ---: the sender's notes name the evidence;
+    # the body says, in a sentence, how the semaphore was found
     assert notes == "" and "Linux 6.1.192" in full
     sending = below.sending_notes([], ["evidence/0001-x.txt"])
-    assert "- evidence/0001-x.txt" in sending and "generated by sem2mutex" in sending
+    assert "- evidence/0001-x.txt" in sending and "sem2mutex" not in sending
+    assert "This semaphore was found, and the conversion written, by sem2mutex" in \
+        " ".join(msg.split())
     s["rule"] = "lock.mutex"
     assert "lock.mutex" in full or "lock.mutex" in below.evidence([item], "6.1.192")
     assert "only held inside f() and g()" in msg and "lock.mutex" not in msg
@@ -857,14 +897,14 @@ def test_a_lock_is_held_in_process_context_because_every_take_sleeps():
     s["ops"][0].update(context="process: drivers/xen/pvcalls-back.c:954 x",
                        callers=["drivers/xen/pvcalls-back.c:889 pvcalls_back_event() calls f()"])
     assert message.sleeping_takes([message.Converted(s)]) == (
-        "Every take is a sleeping down() or down_interruptible(), so it is only held "
-        "in process context.")
+        "Every take is a down() or down_interruptible(), which sleeps: the callers "
+        "already run in process context, as a mutex requires.")
     # a trylock is no sleeping take: the sentence says so
     tried = {**s, "ops": s["ops"] + [{**s["ops"][0], "op": "down_trylock"}]}
     assert message.sleeping_takes([message.Converted(tried)]).startswith(
-        "Every take but the down_trylock() is a sleeping down()")
+        "Every take but the down_trylock() is a down()")
     msg = " ".join(message.commit_message("xen: ", "s", [message.Converted(s)], None).split())
-    assert "sleeping down()" in msg and "paths that start" not in msg
+    assert "which sleeps" in msg and "paths that start" not in msg
     notes = "\n".join(below.callers_notes([message.Converted(s)]))
     assert "drivers/xen/pvcalls-back.c:889 pvcalls_back_event() calls f()" in \
         " ".join(notes.split())
@@ -917,6 +957,22 @@ def test_a_reason_loses_every_line_number_of_the_tree():
 def test_the_cover_says_why_for_the_kinds_it_converts():
     from classify.convert import cover
     only = " ".join(cover.motivation({"completion"}).split())
-    assert "counts events" in only and "optimistic spinning" not in only
+    assert "wait for an event" in only and "optimistic spinning" not in only
+    assert "2006" not in only                   # the mutex migration is not its story
     both = cover.motivation({"mutex", "completion"})
-    assert "optimistic spinning" in both and "counts events" in both
+    assert "optimistic spinning" in both and "wait for an event" in both and "2006" in both
+
+
+def test_a_lock_only_taken_under_rtnl_is_named_for_the_reviewer():
+    def ksz(callers, more=0):
+        s = sem("drivers/net/k.c:dev_priv.proc_sem", ops=[("drivers/net/k.c", 9, "down")])
+        s["ops"][0].update(function="netdev_ioctl", callers=callers, callers_more=more)
+        return s
+    ioctl = "drivers/net/k.c:6446 netdev_ioctl() is net_device_ops.ndo_eth_ioctl (process)"
+    said = " ".join(below.reviewer_notes([message.Converted(ksz([ioctl]))]).split())
+    assert ("Every take of proc_sem is in netdev_ioctl(), the net_device_ops.ndo_eth_ioctl "
+            "callback, which the core calls with RTNL held") in said
+    # look-alikes: one path from a work item, or paths not all followed
+    work = "drivers/net/k.c:70 k_work() is registered with INIT_WORK() (process)"
+    for s in (ksz([ioctl, work]), ksz([ioctl], more=2)):
+        assert "RTNL" not in below.reviewer_notes([message.Converted(s)])

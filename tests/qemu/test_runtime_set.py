@@ -139,6 +139,26 @@ def test_plan_variants_trust_first_and_marks():
         runtime.plan_variants(bad, sems)
 
 
+def test_the_scenarios_follow_a_moved_declaration_and_name_those_left_out():
+    from dataclasses import replace
+    from qemu.variants import for_tree
+    sc = load_scenario("runtime-btrfs-challenge")
+    old = "fs/btrfs/ctree.h:btrfs_fs_info.uuid_tree_rescan_sem"
+    gone = replace(sc, name="runtime-ftdi", variant="unmark:drivers/usb/misc/ftdi-elan.c:"
+                   "usb_ftdi.sw_lock", about=("drivers/usb/misc/ftdi-elan.c:usb_ftdi.sw_lock",))
+    # 6.12: btrfs_fs_info moved to fs.h; ftdi-elan was removed
+    sems = {"fs/btrfs/fs.h:btrfs_fs_info.uuid_tree_rescan_sem": {"class": "counting"}}
+    kept, left = for_tree([sc, gone], sems)
+    new = "fs/btrfs/fs.h:btrfs_fs_info.uuid_tree_rescan_sem"
+    assert [(k.variant, k.about) for k in kept] == [(f"unmark:{new}", (new,))]
+    assert left == {"runtime-ftdi": "this tree has no drivers/usb/misc/ftdi-elan.c:"
+                                    "usb_ftdi.sw_lock"}
+    # the tree it was written for: unchanged; two of the same name: not guessed
+    assert for_tree([sc], {old: {}}) == ([sc], {})
+    two = {f"{h}:btrfs_fs_info.uuid_tree_rescan_sem": {} for h in ("a.h", "b.h")}
+    assert for_tree([sc], two)[1] == {sc.name: f"this tree has no {old}"}
+
+
 def git(repo, *args):
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
                           check=True, env={**os.environ, **GIT_ENV}).stdout.strip()
@@ -439,12 +459,13 @@ def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
     monkeypatch.setattr(runtime, "audit_path", lambda v: apath)
     monkeypatch.setattr(runtime, "check_kernel_tree", lambda k: type("T", (), {"version": "6.1.192"}))
     monkeypatch.setattr(runtime, "prepare_source", lambda k: small.source)
-    monkeypatch.setattr(variants, "MARK_TREE", small.root / "mark")
+    monkeypatch.setattr(runtime.Places, "of", classmethod(lambda cls, k, v: cls(
+        small.root / "wt", small.root / "mark", tmp_path / "build", tmp_path / "images")))
     monkeypatch.setattr(variants, "series_dir_of", lambda k: small.series)
     monkeypatch.setattr(runtime, "RUNTIME_DIR", tmp_path / "rt")
     built = []
 
-    def fake_build(source, v, **kw):
+    def fake_build(source, v, places):
         built.append(v.name)
         if v.name == "unmark:fs/a.h:x.t":
             v.errors = ["/o/fs/a.c:9:3: error: no member named 'count'"]
@@ -453,7 +474,7 @@ def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
                 runtime.BuildStatus.SUCCESS, 1.0, tmp_path / "bz")
         return v
     monkeypatch.setattr(runtime, "build_variant", fake_build)
-    monkeypatch.setattr(runtime, "built_sources", lambda: {"fs/a.c"})
+    monkeypatch.setattr(runtime, "built_sources", lambda build: {"fs/a.c"})
     monkeypatch.setattr(runtime, "make_initramfs", lambda req: type(
         "I", (), {"status": runtime.InitramfsStatus.SUCCESS})())
     booted = []
