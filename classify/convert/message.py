@@ -99,9 +99,9 @@ def sleeping_takes(items: list[Converted]) -> str:
         # the trylock's own paragraph says where it is reached from
         return (f"Every take but the down_trylock() is a {what}, which sleeps, and the "
                 "trylock is only reached from process context: the callers already run "
-                "in process context, as a mutex requires.")
+                "in process context, where a mutex may be taken.")
     return (f"Every take is a {what}, which sleeps: the callers already run in process "
-            "context, as a mutex requires.")
+            "context, where a mutex may be taken.")
 
 
 # " (drivers/x/y.c:468)", " (:188, :210)" and "drivers/x/y.c:1736, :1767 ": the
@@ -328,6 +328,54 @@ def opening(items: list[Converted]) -> list[str]:
     return wrap(" ".join(text))
 
 
+# why a semaphore of the same driver stays one, by the audit's rule: the
+# reviewer asks about the ones left (esas2r's nvram_semaphore, vchiq's
+# free_fragments_sema)
+_STAYS = {
+    "lock.released_by_another_function": (
+        r"up\(\) in (.+?), which never takes it",
+        "it is released by {0}, which {1} not take it, and a mutex must be released "
+        "by the task that took it"),
+    "certain.count_above_one": (r"initial count (.+)$",
+                                "it starts at {0} and counts, which a mutex cannot"),
+    "certain.runtime_count": ("", "it starts at a count set at run time and counts, which "
+                                  "a mutex cannot"),
+    "certain.timed_lock": ("", "it is taken with down_timeout(), which a mutex has no "
+                               "form of"),
+    "lock.held_across_user_return": ("", "it is held across the return to user space, "
+                                         "where a mutex may not be"),
+}
+
+
+def stays(sem: dict) -> str:
+    """Why a semaphore is not converted, in a clause: "x stays: ..."."""
+    pattern, text = _STAYS.get(sem.get("rule", ""), ("", ""))
+    first = (sem.get("reasons") or [""])[0]
+    m = re.search(pattern, first) if pattern else None
+    if text and (m or not pattern):
+        said = text
+        if m:
+            # "MAX_FRAGMENTS = 64": "MAX_FRAGMENTS (64)"; "f(), g()": "f() and g()"
+            what = re.sub(r"^(\w+) = (.+)$", r"\1 (\2)", m.group(1))
+            funcs = what.split(", ")
+            said = text.format(and_list(funcs), "do" if len(funcs) > 1 else "does")
+    elif sem["class"] == "counting":
+        said = "it is used as a counter, not as a lock or an event"
+    else:
+        said = "what it is used for is not proven"
+    return f"{lock_name(sem)} stays a semaphore: {said}"
+
+
+def others_said(others: list[dict]) -> list[str]:
+    """The driver's other semaphores, and why each stays one."""
+    if not others:
+        return []
+    said = " ".join(f"{stays(s)}." for s in others[:4])
+    more = (f" The driver has {len(others) - 4} more semaphores that stay."
+            if len(others) > 4 else "")
+    return wrap(said + more)
+
+
 def found_by(semaphores: int) -> list[str]:
     """How the semaphores were found, as Documentation/process/
     researcher-guidelines.rst asks of a patch a tool made (the evidence itself
@@ -339,11 +387,11 @@ def found_by(semaphores: int) -> list[str]:
 
 
 def commit_message(prefix: str, subject: str, items: list[Converted],
-                   signoff: str | None) -> str:
+                   signoff: str | None, others: list[dict] = ()) -> str:
     """The message of one patch (one driver): why, then a paragraph per lock
     (who holds it, or who waits and who signals), the return values that
-    change, the renames, the waits under a lock the conversion makes visible,
-    the sign-off.  What is for the reviewer only goes below the ---
+    change, the renames, the driver's other semaphores and why they stay, the
+    waits under a lock the conversion makes visible, the sign-off.  What is for the reviewer only goes below the ---
     (reviewer_notes); the testing statement is added by the verification."""
     body = opening(items) + [""]
     if _compact(items):
@@ -366,6 +414,8 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
             if len(waits) == 1 else
             " Each needs a fix of its own, which should come before this patch.")
         body += wrap(without_lines(wait) + last) + [""]
+    left = others_said(list(others))
+    body += left + ([""] if left else [])
     body += found_by(len(items)) + [""]
     body += ["No functional change intended.", ""]
     if signoff:

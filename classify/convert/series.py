@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import posixpath
 import re
 import os
 import shutil
@@ -166,8 +167,23 @@ def _reader(tree: Path):
     return source
 
 
+def driver_others(audit_sems: list[dict], items: list[Converted],
+                  files: list[str]) -> list[dict]:
+    """The semaphores declared beside the converted ones (in the directories of
+    their files, and of their declarations outside include/) that are no
+    mutex or completion: the ones a reviewer asks about."""
+    dirs = {posixpath.dirname(f) for f in files} | {
+        posixpath.dirname(i.sem["declared"]["path"]) for i in items
+        if not i.sem["declared"]["path"].startswith("include/")}
+    mine = {i.sem["id"] for i in items}
+    return [s for s in audit_sems if s["id"] not in mine
+            and s["class"] not in ("mutex", "completion")
+            and posixpath.dirname(s["declared"]["path"]) in dirs]
+
+
 def _convert_driver(tree: Path, kernel: Path, sems: list[dict], name: str,
-                    me: str | None, env: dict[str, str]) -> tuple[list[Outcome], Commit | None]:
+                    me: str | None, env: dict[str, str],
+                    audit_sems: list[dict] = ()) -> tuple[list[Outcome], Commit | None]:
     """The semaphores of one driver, converted one after another, as one commit."""
     start = git(tree, "rev-parse", "HEAD").strip()
     outcomes, items = [], []
@@ -182,7 +198,9 @@ def _convert_driver(tree: Path, kernel: Path, sems: list[dict], name: str,
     prefix = patch_prefix(kernel, [f for f in changed if f.endswith(".c")] or changed)
     git(tree, "reset", "-q", "--soft", start)
     subj = summary([i.sem for i in items])
-    commit_with_message(tree, commit_message(prefix, subj, items, me), env)
+    commit_with_message(tree, commit_message(prefix, subj, items, me,
+                                             driver_others(list(audit_sems), items, changed)),
+                        env)
     for lock in sorted({lock_name(i.sem) for i in items}):
         for stale in stale_comments(tree, name=lock):
             items[0].notes.append(stale)
@@ -216,7 +234,8 @@ def _apply_handmade(tree: Path, sem: dict, hand: Handmade, name: str,
 
 def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
                 version: str, signoff: tuple[str, str] | None,
-                hand: dict[str, Handmade] | None = None) -> Series:
+                hand: dict[str, Handmade] | None = None,
+                audit_sems: list[dict] = ()) -> Series:
     """Convert the plan's semaphores, one commit per driver (a hand-written
     conversion is a commit of its own), then write the series: notes below each
     patch's ---, each patch's own recipients, their union on the cover letter
@@ -251,7 +270,7 @@ def make_series(kernel: Path, worktree: Path, out_root: Path, plan: Plan,
             commits.append(commit)
             applied[h.path] = commit
     for sems in drivers.values():
-        done, commit = _convert_driver(tree, kernel, sems, name, me, env)
+        done, commit = _convert_driver(tree, kernel, sems, name, me, env, audit_sems)
         outcomes += done
         if commit is not None:
             commits.append(commit)
@@ -346,7 +365,8 @@ def generate(kernel: Path, audit: dict, out_root: Path, worktree: Path,
     if signoff is True and chosen:
         signoff = identity()
     version = audit.get("kernel_version", "?")
-    series = [make_series(kernel, worktree, out_root, plan, version, signoff or None, hand)
+    series = [make_series(kernel, worktree, out_root, plan, version, signoff or None, hand,
+                          audit["semaphores"])
               for plan in plan_series(kernel, chosen, hand)]
     drop_stale_series(out_root, version, {s.dir for s in series},
                       whole=subsys is None and not ids)

@@ -191,7 +191,7 @@ def test_several_plain_locks_are_one_sentence_and_a_line_each():
     assert words.startswith("net: h: s The driver has three semaphores used as locks. "
                             "Make them mutexes:")
     assert "\n- y_lock: g() and h().\n" in msg
-    assert "the callers already run in process context, as a mutex requires." in words
+    assert "the callers already run in process context, where a mutex may be taken." in words
     assert msg.count("on every path") == 1                         # said once
     assert "how they are held" in words
     # look-alikes: two locks, or one taken in softirq context: a paragraph each
@@ -898,7 +898,7 @@ def test_a_lock_is_held_in_process_context_because_every_take_sleeps():
                        callers=["drivers/xen/pvcalls-back.c:889 pvcalls_back_event() calls f()"])
     assert message.sleeping_takes([message.Converted(s)]) == (
         "Every take is a down() or down_interruptible(), which sleeps: the callers "
-        "already run in process context, as a mutex requires.")
+        "already run in process context, where a mutex may be taken.")
     # a trylock is no sleeping take: the sentence says so
     tried = {**s, "ops": s["ops"] + [{**s["ops"][0], "op": "down_trylock"}]}
     assert message.sleeping_takes([message.Converted(tried)]).startswith(
@@ -976,3 +976,27 @@ def test_a_lock_only_taken_under_rtnl_is_named_for_the_reviewer():
     work = "drivers/net/k.c:70 k_work() is registered with INIT_WORK() (process)"
     for s in (ksz([ioctl, work]), ksz([ioctl], more=2)):
         assert "RTNL" not in below.reviewer_notes([message.Converted(s)])
+
+
+def test_the_driver_s_other_semaphores_are_said_with_why_they_stay():
+    from classify.convert.series import driver_others
+    ioctl = sem("drivers/scsi/e/e_ioctl.c:buffered_ioctl_semaphore", kind="static")
+    nvram = {**sem("drivers/scsi/e/e.h:e_adapter.nvram_semaphore", "counting"),
+             "rule": "lock.released_by_another_function",
+             "reasons": ["binary semaphore released by another function: up() in "
+                         "e_nvram_callback(), which never takes it (maybe another task)"]}
+    pool = {**sem("drivers/scsi/e/e.h:e_adapter.pool", "counting"),
+            "rule": "certain.count_above_one",
+            "reasons": ["count above 1: initial count MAX_FRAGMENTS = 64"]}
+    elsewhere = {**sem("drivers/scsi/f/f.h:f.sem", "counting"), "rule": "certain.timed_lock"}
+    shared = {**sem("include/linux/e.h:e_bus.sem", "counting"), "rule": "certain.timed_lock"}
+    other_lock = sem("drivers/scsi/e/e.c:other_lock", kind="static")   # a mutex of its own
+    items = [message.Converted(ioctl)]
+    others = driver_others([ioctl, nvram, pool, elsewhere, shared, other_lock], items,
+                           ["drivers/scsi/e/e_ioctl.c"])
+    assert [s["id"] for s in others] == [nvram["id"], pool["id"]]
+    msg = " ".join(message.commit_message("scsi: e: ", "s", items, None, others).split())
+    assert ("nvram_semaphore stays a semaphore: it is released by e_nvram_callback(), which "
+            "does not take it, and a mutex must be released by the task that took it.") in msg
+    assert "pool stays a semaphore: it starts at MAX_FRAGMENTS (64) and counts" in msg
+    assert "stays" not in message.commit_message("scsi: e: ", "s", items, None)
