@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -78,6 +79,16 @@ def marked_in(variants: dict[str, VariantRecord], variant: str) -> frozenset[str
     return marks - {variant[len("unmark:"):]} if variant.startswith("unmark:") else marks
 
 
+_VARIANT = re.compile(r"Kernel command line:.*?\bs2m\.variant=(\S+)")
+
+
+def logged_variant(text: str) -> str:
+    """The variant a boot's command line names (s2m.variant=, Scenario.append());
+    "" for a log of a run before it was named there."""
+    m = _VARIANT.search(text)
+    return m.group(1) if m else ""
+
+
 def boot_from(entry: dict[str, str | bool], variants: dict[str, VariantRecord],
               directory: Path) -> Boot:
     """One boot of run.json, read from its artifact."""
@@ -85,6 +96,10 @@ def boot_from(entry: dict[str, str | bool], variants: dict[str, VariantRecord],
     marked = marked_in(variants, variant)
     if "log" in entry:
         text = (directory / entry["log"]).read_text(errors="replace")
+        said = logged_variant(text)
+        if said and said != variant:
+            raise ValueError(f"{directory / entry['log']}: the kernel booted says variant "
+                             f"{said}, run.json says {variant}")
         return log_boot(name, variant, marked, text, entry["scenario"])
     if "build_errors" in entry:
         lines = (directory / entry["build_errors"]).read_text().splitlines()

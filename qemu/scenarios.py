@@ -139,6 +139,8 @@ class Scenario:
     def append(self) -> str:
         """The kernel command line additions: ours, the scenario, its /init steps."""
         words = [self.cmdline.strip(), f"s2m.scenario={self.name}"]
+        if self.set == "runtime":           # which kernel ran: checked by qemu.runrecord
+            words.append(f"s2m.variant={self.variant}")
         words += [f"s2m.step={s}" for s in self.steps]
         return " ".join(w for w in words if w)
 

@@ -380,3 +380,24 @@ def test_no_runtime_figure_is_typed_by_hand():
                   "94 boots of 24 kernels"):
         assert typed_figures({"x": wrong}), wrong
     assert typed_figures({"x": "Kernel patch 0009 brings back the 2005 check"}) == []
+
+
+def test_a_log_of_another_variant_is_refused(tmp_path):
+    arts = copy_of_artifacts(tmp_path)
+    boot = LOG_BOOTS[0]
+    log = arts / boot["log"]
+    text = log.read_text(errors="replace")
+    line = next(ln for ln in text.splitlines() if "Kernel command line:" in ln)
+    # its own variant named: the same record; another one: refused by name
+    log.write_text(text.replace(line, f"{line} s2m.variant={boot['variant']}"))
+    assert runrecord.derive(AUDIT, arts).dumps() == COMMITTED
+    log.write_text(text.replace(line, f"{line} s2m.variant=unmark:x.c:other"))
+    with pytest.raises(ValueError, match=f"{boot['log']}: the kernel booted says variant "
+                                         "unmark:x.c:other"):
+        runrecord.derive(AUDIT, arts)
+
+
+def test_a_runtime_boot_names_its_variant_on_the_command_line():
+    sc = load_scenario("runtime-parport")
+    assert f"s2m.variant={sc.variant}" in sc.append().split()
+    assert "s2m.variant" not in load_scenario("clean").append()   # not of the runtime set
