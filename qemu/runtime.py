@@ -37,7 +37,7 @@ from pathlib import Path
 
 from classify import lockmap
 from classify.paths import slug
-from classify.records.runtime import STATUSES, RuntimeRecord, SemRuntime
+from classify.records.runtime import STATUSES, RuntimeRecord
 from classify.report.runtime import boots_line, summary_line
 from classify.tree import TreeError, check_kernel_tree
 from qemu import parse, runrecord
@@ -439,8 +439,10 @@ def record_lines(data: RuntimeRecord, about: dict[str, list[str]]) -> list[str]:
         if var.not_made:
             lines.append(f"runtime: variant {name} NOT MADE: {var.not_made}")
     for sid in sorted({i for ids in about.values() for i in ids}):
-        rec = data.semaphores.get(sid) or SemRuntime("?")
-        lines.append(f"runtime: {sid}: {summary_line(rec)}")
+        rec = data.semaphores.get(sid)
+        # a scenario's id another tree does not have (qemu.variants.for_tree)
+        lines.append(f"runtime: {sid}: " + (summary_line(rec) if rec else
+                                            "not in this tree's audit"))
     c = data.counts
     lines.append("runtime: " + boots_line(data.boots))
     lines.append("runtime: " + ", ".join(f"{k} {c[k]}" for k in STATUSES))

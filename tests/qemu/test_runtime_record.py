@@ -29,6 +29,9 @@ RECORD = json.loads(COMMITTED)
 RUN = json.loads((ARTS / "run.json").read_text())
 LOG_BOOTS = [b for b in RUN["boots"] if "log" in b]
 RUNTIME_DOC = REPO / "docs" / "runtime.md"     # holds the generated runtime table
+REPORTS_612 = REPO / "reports" / "linux-6.12.118"
+RECORD_612 = REPORTS_612 / "runtime.json"
+AUDIT_612 = json.loads((REPORTS_612 / "audit.json").read_text())
 
 
 def test_runtime_json_is_derived_from_the_committed_artifacts():
@@ -295,7 +298,9 @@ def test_the_readme_row_is_generated_and_checked(tmp_path, capsys):
     row = next(ln for ln in text.splitlines() if ln.startswith(f"| {readme.ROW_LABEL} |"))
     figures = readme.figures(RuntimeRecord.from_json(RECORD), AUDIT)
     assert f"| {figures.ran} of {len(AUDIT['semaphores'])} (" in row
-    assert row.endswith("| not run |")        # 6.12 has no runtime record
+    other = RuntimeRecord.from_json(json.loads(RECORD_612.read_text()))
+    assert row.endswith(f"| {readme.figures(other, AUDIT_612).ran} of "
+                        f"{len(AUDIT_612['semaphores'])} ([docs/runtime.md](docs/runtime.md)) |")
     # negative control: a hand-typed figure in the row is caught, and made again
     start = tmp_path / "README.md"
     start.write_text(text.replace(row, row.replace(f"| {figures.ran} of", "| 32 of", 1)))
@@ -401,3 +406,15 @@ def test_a_runtime_boot_names_its_variant_on_the_command_line():
     sc = load_scenario("runtime-parport")
     assert f"s2m.variant={sc.variant}" in sc.append().split()
     assert "s2m.variant" not in load_scenario("clean").append()   # not of the runtime set
+
+
+def test_the_second_tree_s_record_is_derived_from_its_artifacts():
+    # 6.12's run: the scenarios that apply to it (qemu.variants.for_tree), each
+    # boot's kernel naming its variant on its command line
+    derived = runrecord.derive(AUDIT_612, REPORTS_612 / "runtime")
+    assert derived.dumps() == RECORD_612.read_text()
+    run = json.loads((REPORTS_612 / "runtime" / "run.json").read_text())
+    logs = [b for b in run["boots"] if "log" in b]
+    assert logs and all(runrecord.logged_variant(
+        (REPORTS_612 / "runtime" / b["log"]).read_text(errors="replace")) == b["variant"]
+        for b in logs)
