@@ -57,10 +57,11 @@ def _write(tree: Path, rel: str, text: str) -> None:
         (tree / rel).write_text(text)
 
 
-def _held_across_calls(sem: dict) -> tuple[list[str], list[str]] | None:
+def _held_across_calls(sem: dict) -> tuple[list[str], list[str], list[str]] | None:
     """For a lock taken in one function and released in another: the functions
-    that return holding it, and those that release it for their caller (an
-    on/off callback is both, and leaves the second list empty)."""
+    that return holding it, those that release it for their caller (an on/off
+    callback is both, and leaves the second list empty), and those that take
+    and release it themselves."""
     if sem.get("rule") != "lock.paired_on_one_task":
         return None
     ops = [o for o in sem.get("ops", []) if o.get("function")]
@@ -68,7 +69,9 @@ def _held_across_calls(sem: dict) -> tuple[list[str], list[str]] | None:
     return (list(dict.fromkeys(o["function"] for o in ops
                                if o["op"].startswith("down") and not o.get("balanced"))),
             list(dict.fromkeys(o["function"] for o in ops
-                               if o["op"] == "up" and o["function"] not in takes)))
+                               if o["op"] == "up" and o["function"] not in takes)),
+            list(dict.fromkeys(o["function"] for o in ops
+                               if o["op"].startswith("down") and o.get("balanced"))))
 
 
 def _declaration_line(text: str, changed: set[int], name: str) -> int:

@@ -43,12 +43,13 @@ def _either(names: list[str]) -> str:
 
 def definition_comment(text: str, line: int, funcs: list[str], guards: list[str] = (),
                        limit: int = LIMIT, net: bool = False,
-                       held: tuple[list[str], list[str]] | None = None) -> str:
+                       held: tuple[list[str], ...] | None = None) -> str:
     """`struct mutex x;` / `DEFINE_MUTEX(x);` at line (1-based) with the comment
     checkpatch --strict asks for (UNCOMMENTED_DEFINITION): what it protects
     (guards: the members changed under it, convert.protects), else, for a lock
-    held across calls (held: the functions that return holding it and those
-    that release it for their caller), from where to where, else who takes it
+    held across calls (held: the functions that return holding it, those
+    that release it for their caller, and those that take and release it
+    themselves), from where to where, else who takes it
     (funcs: the functions taking it, or with held those taking or releasing
     it), at the end of the line or,
     when that passes limit columns, on the line above.  A definition with a
@@ -70,10 +71,14 @@ def definition_comment(text: str, line: int, funcs: list[str], guards: list[str]
     verb, names, what = (("protects", list(guards), "member") if guards else
                          ("taken and released by" if held else "serialises",
                           [f"{f}()" for f in funcs], "function"))
-    if not guards and held and all(held):
+    if not guards and held and all(held[:2]):
         verb = "held from"
-        takers, releasers = ([f"{f}()" for f in fs] for fs in held)
+        takers, releasers = ([f"{f}()" for f in fs] for fs in held[:2])
         span = f"{_either(takers)} to {_either(releasers)}"
+        # who else holds it, for a reader of those functions (hisi_sas'
+        # dev_gone(), control_phy())
+        also = [f"{f}()" for f in (held[2] if len(held) > 2 else [])]
+        span += f"; also taken by {_listed(also, 1 << 10, 'function')}" if also else ""
         listed = lambda names, room, what: span     # noqa: E731 (never shortened)
     else:
         listed = _listed

@@ -371,19 +371,17 @@ def others_said(others: list[dict]) -> list[str]:
     if not others:
         return []
     said = " ".join(f"{stays(s)}." for s in others[:4])
-    more = (f" The driver has {len(others) - 4} more semaphores that stay."
-            if len(others) > 4 else "")
+    left = len(others) - 4
+    more = ("" if left <= 0 else " The driver has one more semaphore that stays." if left == 1
+            else f" The driver has {left} more semaphores that stay.")
     return wrap(said + more)
 
 
-def found_by(semaphores: int) -> list[str]:
+def found_by() -> list[str]:
     """How the semaphores were found, as Documentation/process/
     researcher-guidelines.rst asks of a patch a tool made (the evidence itself
     stays with the sender: it names the lines of the tree the tool read)."""
-    which = "This semaphore was" if semaphores == 1 else "These semaphores were"
-    return wrap(f"{which} found, and the conversion written, by sem2mutex: Coccinelle "
-                "semantic patches and a call-graph analysis that sort the kernel's "
-                "semaphores into locks, events and counters.")
+    return wrap("Found, and converted, with the Coccinelle scripts of sem2mutex.")
 
 
 def commit_message(prefix: str, subject: str, items: list[Converted],
@@ -416,7 +414,7 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
         body += wrap(without_lines(wait) + last) + [""]
     left = others_said(list(others))
     body += left + ([""] if left else [])
-    body += found_by(len(items)) + [""]
+    body += found_by() + [""]
     body += ["No functional change intended.", ""]
     if signoff:
         body += [f"Signed-off-by: {signoff}"]

@@ -172,9 +172,9 @@ def driver_others(audit_sems: list[dict], items: list[Converted],
     """The semaphores declared beside the converted ones (in the directories of
     their files, and of their declarations outside include/) that are no
     mutex or completion: the ones a reviewer asks about."""
-    dirs = {posixpath.dirname(f) for f in files} | {
-        posixpath.dirname(i.sem["declared"]["path"]) for i in items
-        if not i.sem["declared"]["path"].startswith("include/")}
+    # include/ holds every subsystem's headers: no driver's directory
+    dirs = {posixpath.dirname(f) for f in files + [i.sem["declared"]["path"] for i in items]
+            if not f.startswith("include/")}
     mine = {i.sem["id"] for i in items}
     return [s for s in audit_sems if s["id"] not in mine
             and s["class"] not in ("mutex", "completion")

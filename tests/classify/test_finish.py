@@ -372,12 +372,15 @@ def test_a_lock_held_across_calls_says_from_where_to_where() -> None:
                                       "hisi_sas_reset_prepare_v3_hw"],
                                      ["hisi_sas_controller_reset_done",
                                       "hisi_sas_controller_reset",
-                                      "hisi_sas_reset_done_v3_hw"]))
+                                      "hisi_sas_reset_done_v3_hw"],
+                                     ["hisi_sas_dev_gone", "hisi_sas_control_phy"]))
     assert got == ("struct hba {\n\t/*\n"
                    "\t * Held from hisi_sas_controller_prereset() or\n"
                    "\t * hisi_sas_reset_prepare_v3_hw() to hisi_sas_controller_reset_done(),\n"
-                   "\t * hisi_sas_controller_reset() or hisi_sas_reset_done_v3_hw().\n"
+                   "\t * hisi_sas_controller_reset() or hisi_sas_reset_done_v3_hw(); also\n"
+                   "\t * taken by hisi_sas_dev_gone() and hisi_sas_control_phy().\n"
                    "\t */\n\tstruct mutex mutex;\n};\n")
     # an on/off callback takes and releases it: no "from ... to"
-    gate = F.definition_comment(text, 2, ["drxk_gate_ctrl"], held=(["drxk_gate_ctrl"], []))
+    gate = F.definition_comment(text, 2, ["drxk_gate_ctrl"],
+                                held=(["drxk_gate_ctrl"], [], []))
     assert "/* taken and released by drxk_gate_ctrl() */" in gate
