@@ -97,9 +97,8 @@ def sleeping_takes(items: list[Converted]) -> str:
     what = " or ".join(f"{c}()" for c in calls) or "down()"
     if any(o["op"] == "down_trylock" for i in items for o in i.sem.get("ops", [])):
         # the trylock's own paragraph says where it is reached from
-        return (f"Every take but the down_trylock() is a {what}, which sleeps, and the "
-                "trylock is only reached from process context: the callers already run "
-                "in process context, where a mutex may be taken.")
+        return (f"Every take but the down_trylock() is a {what}, which sleeps: the "
+                "callers already run in process context, where a mutex may be taken.")
     return (f"Every take is a {what}, which sleeps: the callers already run in process "
             "context, where a mutex may be taken.")
 
@@ -287,8 +286,9 @@ def _renames(items: list[Converted]) -> list[str]:
     done = [f"{lock_name(i.sem)} to {i.new_name}" for i in items if i.new_name]
     if not done:
         return []
-    return wrap(f"Rename {and_list(done)}, so that the name no longer says "
-                "semaphore.")
+    return wrap(f"Rename {and_list(done)}, so that "
+                + ("the name no longer says semaphore." if len(done) == 1 else
+                   "the names no longer say semaphore."))
 
 
 _WORDS = dict(enumerate("zero one two three four five six seven eight nine".split()))

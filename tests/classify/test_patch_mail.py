@@ -191,6 +191,7 @@ def test_several_plain_locks_are_one_sentence_and_a_line_each():
     assert words.startswith("net: h: s The driver has three semaphores used as locks. "
                             "Make them mutexes:")
     assert "\n- y_lock: g() and h().\n" in msg
+    assert "so that the names no longer say semaphore" not in msg   # no rename here
     assert "the callers already run in process context, where a mutex may be taken." in words
     assert msg.count("on every path") == 1                         # said once
     assert "how they are held" in words
@@ -1002,3 +1003,12 @@ def test_the_driver_s_other_semaphores_are_said_with_why_they_stay():
             "does not take it, and a mutex must be released by the task that took it.") in msg
     assert "pool stays a semaphore: it starts at MAX_FRAGMENTS (64) and counts" in msg
     assert "stays" not in message.commit_message("scsi: e: ", "s", items, None)
+
+
+def test_several_renames_are_said_in_the_plural():
+    one = message.Converted(sem("a/b.c:d.x_sem"), new_name="x_lock")
+    two = message.Converted(sem("a/b.c:d.y_sem"), new_name="y_lock")
+    said = " ".join(message.commit_message("a: ", "s", [one, two], None).split())
+    assert "Rename x_sem to x_lock and y_sem to y_lock, so that the names no longer say" in said
+    assert "the name no longer says" in " ".join(
+        message.commit_message("a: ", "s", [one], None).split())
