@@ -40,6 +40,7 @@ from classify.paths import slug
 from classify.records.runtime import STATUSES, RuntimeRecord
 from classify.report.runtime import boots_line, summary_line
 from classify.tree import TreeError, check_kernel_tree
+from classify.versions import build_dir_for
 from qemu import parse, runrecord
 from qemu.boot import BOOTS_DIR, BootResult, Kernel, boot_scenario, in_parallel, result_lines
 from qemu.build import BuildRequest, BuildResult, BuildStatus, build
@@ -47,7 +48,7 @@ from qemu.common import DEFAULT_KERNEL, PROJECT_DIR, WORK_DIR, Timer, dumps
 from qemu.config import ConfigRequest, ConfigStatus, configure
 from qemu.rootfs import InitramfsRequest, InitramfsStatus, make_initramfs
 from qemu.scenarios import Evaluation, Scenario, match_expected
-from qemu.source import Source, kernel_key, prepare_source
+from qemu.source import Source, prepare_source
 from qemu.variants import (MARK_TREE, TREE, Variant, checkout, for_tree, make_variants,
                            plan_variants)
 
@@ -70,12 +71,13 @@ class Places:
     images: Path = RUNTIME_DIR / "images"
 
     @classmethod
-    def of(cls, kernel: Path, version: str) -> "Places":
-        if kernel_key(kernel) == "":
-            return cls()
-        tail = "-" + ".".join(version.split(".")[:2])
-        return cls(*(p.with_name(p.name + tail) for p in (TREE, MARK_TREE, BUILD,
-                                                          RUNTIME_DIR / "images")))
+    def of(cls, version: str) -> "Places":
+        """As classify.versions.build_dir_for names build directories: the
+        default tree's plain, another's with -<major.minor>."""
+        build = build_dir_for(BUILD.name, version)
+        tail = build.name.removeprefix(BUILD.name)
+        return cls(*(p.with_name(p.name + tail) for p in (TREE, MARK_TREE)), build,
+                   RUNTIME_DIR / f"images{tail}")
 
 
 def build_variant(source: Source, v: Variant, places: Places = Places()) -> Variant:
@@ -287,7 +289,7 @@ def runtime_test(scenarios: list[Scenario], kernel: Path = DEFAULT_KERNEL,
     source = prepare_source(kernel)
     names, marks = plan_variants(scenarios, sems)
     log.info("runtime: %d variants; trust marks %s", len(names), ", ".join(marks))
-    places = Places.of(kernel, version)
+    places = Places.of(version)
     variants = {v.name: v for v in make_variants(source, sems, names, marks, places.marking)}
     initramfs = make_initramfs(InitramfsRequest())
     if initramfs.status is not InitramfsStatus.SUCCESS:

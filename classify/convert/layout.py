@@ -43,7 +43,7 @@ def _either(names: list[str]) -> str:
 
 def definition_comment(text: str, line: int, funcs: list[str], guards: list[str] = (),
                        limit: int = LIMIT, net: bool = False,
-                       held: tuple[list[str], ...] | None = None) -> str:
+                       held: tuple[list[str], list[str], list[str]] | None = None) -> str:
     """`struct mutex x;` / `DEFINE_MUTEX(x);` at line (1-based) with the comment
     checkpatch --strict asks for (UNCOMMENTED_DEFINITION): what it protects
     (guards: the members changed under it, convert.protects), else, for a lock
@@ -77,7 +77,7 @@ def definition_comment(text: str, line: int, funcs: list[str], guards: list[str]
         span = f"{_either(takers)} to {_either(releasers)}"
         # who else holds it, for a reader of those functions (hisi_sas'
         # dev_gone(), control_phy())
-        also = [f"{f}()" for f in (held[2] if len(held) > 2 else [])]
+        also = [f"{f}()" for f in held[2]]
         span += f"; also taken by {_listed(also, 1 << 10, 'function')}" if also else ""
         listed = lambda names, room, what: span     # noqa: E731 (never shortened)
     else:

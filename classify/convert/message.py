@@ -388,9 +388,10 @@ def commit_message(prefix: str, subject: str, items: list[Converted],
                    signoff: str | None, others: list[dict] = ()) -> str:
     """The message of one patch (one driver): why, then a paragraph per lock
     (who holds it, or who waits and who signals), the return values that
-    change, the renames, the driver's other semaphores and why they stay, the
-    waits under a lock the conversion makes visible, the sign-off.  What is for the reviewer only goes below the ---
-    (reviewer_notes); the testing statement is added by the verification."""
+    change, the renames, the waits under a lock the conversion makes visible,
+    the driver's other semaphores and why they stay, how they were found, the
+    sign-off.  What is for the reviewer only goes below the --- (reviewer_notes);
+    the testing statement is added by the verification."""
     body = opening(items) + [""]
     if _compact(items):
         body += locks_list(items) + [""]

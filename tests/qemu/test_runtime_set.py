@@ -459,7 +459,7 @@ def test_runtime_test_orchestration(small, tmp_path, monkeypatch):
     monkeypatch.setattr(runtime, "audit_path", lambda v: apath)
     monkeypatch.setattr(runtime, "check_kernel_tree", lambda k: type("T", (), {"version": "6.1.192"}))
     monkeypatch.setattr(runtime, "prepare_source", lambda k: small.source)
-    monkeypatch.setattr(runtime.Places, "of", classmethod(lambda cls, k, v: cls(
+    monkeypatch.setattr(runtime.Places, "of", classmethod(lambda cls, v: cls(
         small.root / "wt", small.root / "mark", tmp_path / "build", tmp_path / "images")))
     monkeypatch.setattr(variants, "series_dir_of", lambda k: small.series)
     monkeypatch.setattr(runtime, "RUNTIME_DIR", tmp_path / "rt")
