@@ -178,7 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     if not (directory / RUN_FILE).is_file():
         print(f"runrecord: {directory / RUN_FILE}: no run recorded there", file=sys.stderr)
         return 2
-    record = derive(json.loads((out.parent / "audit.json").read_text()), directory)
+    try:
+        record = derive(json.loads((out.parent / "audit.json").read_text()), directory)
+    except ValueError as err:       # a schema, or a log of another kernel than its boot's
+        print(f"runrecord: {err}", file=sys.stderr)
+        return 2
     old = out.read_text() if out.is_file() else ""
     out.write_text(record.dumps())
     print(f"runrecord: {out}: {'unchanged' if old == record.dumps() else 'written'}; "

@@ -418,3 +418,18 @@ def test_the_second_tree_s_record_is_derived_from_its_artifacts():
     assert logs and all(runrecord.logged_variant(
         (REPORTS_612 / "runtime" / b["log"]).read_text(errors="replace")) == b["variant"]
         for b in logs)
+
+
+def test_the_command_names_a_log_of_another_kernel_in_one_line(tmp_path, capsys):
+    reports = tmp_path / "linux-6.1.192"
+    shutil.copytree(ARTS, reports / "runtime")
+    for name in ("audit.json", "runtime.json"):
+        shutil.copy(REPORTS / name, reports / name)
+    log = reports / "runtime" / LOG_BOOTS[0]["log"]
+    text = log.read_text(errors="replace")
+    line = next(ln for ln in text.splitlines() if "Kernel command line:" in ln)
+    log.write_text(text.replace(line, f"{line} s2m.variant=unmark:x.c:other"))
+    assert runrecord.main(["--reports", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("runrecord: ") and "says variant unmark:x.c:other" in err
+    assert err.count("\n") == 1
