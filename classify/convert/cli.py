@@ -87,11 +87,12 @@ def merge_json(path: Path, updates: dict[str, dict], extra: dict,
 
 
 def verify_all(kernel: Path, series: list[Series], build_dir: Path, vtree: Path,
-               logs: Path, sems: dict[str, dict] | None = None
-               ) -> tuple[dict[str, dict], dict]:
+               logs: Path, sems: dict[str, dict] | None = None,
+               booted: Path | None = None) -> tuple[dict[str, dict], dict]:
     """Verify every series (each from the kernel's HEAD), then write into each
     patch what was tested (sems: the audit's records by id, for the boots that
-    ran them); ({id: record}, timings)."""
+    ran them; booted: the runtime record's artifacts, with the patches its
+    kernels booted); ({id: record}, timings)."""
     from classify.crossbuild import Builds
     from classify.convert.testing import finish_series
     from classify.convert.verify import verify_series
@@ -108,7 +109,7 @@ def verify_all(kernel: Path, series: list[Series], build_dir: Path, vtree: Path,
     for s in todo:
         tree = fresh_worktree(kernel, vtree)
         done = verify_series(tree, builds, s.dir, logs)
-        finish_series(tree, s.dir, done, sems or {})
+        finish_series(tree, s.dir, done, sems or {}, booted)
         records.update(done)
     timings["prepare_seconds"] = round(sum(builds.seconds.values()), 1)
     timings["verify_seconds"] = round(time.monotonic() - started, 1)
@@ -168,7 +169,9 @@ def run_patches(args) -> int:
         build_dir = args.build_dir or build_dir_for("allmodconfig", tree.version)
         records, vt = verify_all(tree.path, series, Path(build_dir).resolve(),
                                  out.parent / "trees" / "verify", out / "logs",
-                                 {s["id"]: s for s in audit.get("semaphores", [])})
+                                 {s["id"]: s for s in audit.get("semaphores", [])},
+                                 # the runtime record's artifacts (qemu.runrecord)
+                                 audit_path.parent / "runtime")
         timings.update(vt)
     _print_outcomes(outcomes, records)
     full = {o.id: {**o.to_json(), "verification": records.get(o.id)} for o in outcomes}

@@ -21,9 +21,9 @@ WHY = {
               "at a time. A mutex gets lockdep and CONFIG_DEBUG_MUTEXES checking (owner, "
               "recursion, a release by another task, freeing while held) and "
               "optimistic spinning."),
-    "completion": ("Each semaphore converted to a completion here is used to wait for "
-                   "an event: one side waits, the other signals. A completion, the "
-                   "kernel's type for that, says so."),
+    "completion": ("Each semaphore converted to a completion here only counts events: "
+                   "one side waits for them, the other signals them. A completion counts "
+                   "them the same way, and its type says what it is for."),
 }
 
 

@@ -105,7 +105,8 @@ def definition_comment(text: str, line: int, funcs: list[str], guards: list[str]
     if len(said) <= here:
         lines[line - 1] = f"{decl.rstrip()} /* {verb} {said} */"
     elif len(said) <= above and (said == listed(names, 1 << 10, what) or len(names) > 8):
-        lines[line - 1:line] = [f"{indent}/* {verb} {said} */", decl]
+        # a comment on a line of its own begins as the block one does
+        lines[line - 1:line] = [f"{indent}/* {verb.capitalize()} {said} */", decl]
     else:
         # every name, in a block comment above: "and 2 more functions" says little
         words = textwrap.wrap(f"{verb.capitalize()} {listed(names, 1 << 10, what)}.",

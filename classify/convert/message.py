@@ -320,11 +320,15 @@ def opening(items: list[Converted]) -> list[str]:
                 f"and with a mutex, lockdep and CONFIG_DEBUG_MUTEXES check how "
                 f"{'it is' if one else 'they are'} held ({and_list(checks)}).")
         else:
+            # a semaphore that counts events (raw_gadget's, one up() per
+            # queued event) is not what a one-shot completion looks like: say
+            # that a completion counts too, and what the change is for
             text.append(
-                f"{who} used to wait for {'an event' if one else 'events'}: one side "
-                "waits, the other signals. That is what a completion is for; make "
-                f"{'it a completion' if one else 'them completions'}, whose type "
-                "says so.")
+                f"{who} used only to count events: one side waits for them, the "
+                "other signals them. A completion counts them the same way, and "
+                "its type says what it is for, where a semaphore leaves the reader "
+                f"to find out whether it is a lock. Make {them} "
+                f"{'a completion' if one else 'completions'}.")
     return wrap(" ".join(text))
 
 

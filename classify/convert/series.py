@@ -28,9 +28,11 @@ from classify.convert.identity import commit_env, identity, is_placeholder
 from classify.convert.message import Converted, commit_message
 from classify.convert.notes import evidence, insert_notes, reviewer_notes, sending_notes
 from classify.convert.select import Outcome, select, sem_paths, series_subsystem
-from classify.convert.subject import common_prefix, has_history, patch_prefix, summary
+from classify.convert.subject import (SUBJECT_LIMIT, common_prefix, has_history, patch_prefix,
+                                      summary)
 from classify.convert.transform import convert, files_for, stale_comments
 from classify.paths import slug
+from classify.records.audit import AuditData
 from classify.tree import GIT_ENV, TreeError, git, git_am, make_worktree
 
 
@@ -197,7 +199,7 @@ def _convert_driver(tree: Path, kernel: Path, sems: list[dict], name: str,
     changed = sorted({f for o in outcomes for f in o.files if o.status == "converted"})
     prefix = patch_prefix(kernel, [f for f in changed if f.endswith(".c")] or changed)
     git(tree, "reset", "-q", "--soft", start)
-    subj = summary([i.sem for i in items])
+    subj = summary([i.sem for i in items], SUBJECT_LIMIT - len(prefix))
     commit_with_message(tree, commit_message(prefix, subj, items, me,
                                              driver_others(list(audit_sems), items, changed)),
                         env)
@@ -351,7 +353,7 @@ class RunResult:
         return [o for s in self.series for o in s.outcomes] + self.skipped
 
 
-def generate(kernel: Path, audit: dict, out_root: Path, worktree: Path,
+def generate(kernel: Path, audit: AuditData, out_root: Path, worktree: Path,
              subsys: str | None = None, ids: list[str] | None = None,
              signoff: tuple[str, str] | None | bool = True,
              hand: dict[str, Handmade] | None = None) -> RunResult:

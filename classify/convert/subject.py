@@ -132,17 +132,24 @@ def lock_stem(sem: dict) -> str:
     return struct or name
 
 
+# the subject line, prefix included, at most (submitting-patches.rst: 70-75)
+SUBJECT_LIMIT = 75
+
+
 def summary(sems: list[dict], limit: int = 64) -> str:
     """"Convert the poll semaphore to a mutex": what the patch converts, by the
     locks' names without the word for their type (a subject that says "Convert
     pll_mutex to a mutex" says nothing); several: "the a and b semaphores", or
-    "the driver's semaphores" when that would be long."""
+    "the driver's semaphores" when that would be long.  limit: what the prefix
+    leaves of the subject line ("Make the raw_event_queue semaphore a
+    completion" when the first form is longer)."""
     classes = sorted({s["class"] for s in sems}, reverse=True)
     many = len(sems) > 1
     names = {"mutex": ("a mutex", "mutexes"), "completion": ("a completion", "completions")}
     what = " and ".join(names[c][many] for c in classes)
     if not many:
-        return f"Convert the {lock_stem(sems[0])} semaphore to {what}"
+        text = f"Convert the {lock_stem(sems[0])} semaphore to {what}"
+        return text if len(text) <= limit else f"Make the {lock_stem(sems[0])} semaphore {what}"
     text = f"Convert the {' and '.join(lock_stem(s) for s in sems)} semaphores to {what}" \
         if len(sems) == 2 else ""
     if not text or len(text) > limit:

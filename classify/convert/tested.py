@@ -94,9 +94,36 @@ def _turn_over(line: str, var: str) -> str:
     return re.sub(rf"(!\s*)?\b{var}\b", lambda m: var if m.group(1) else f"!{var}", line)
 
 
+# `if (ret)` and, unbraced, the return it guards
+_IF_VAR = r"^\s*if \(\s*{var}\s*\)$"
+_RETURN = re.compile(r"^\s*return\b.*;$")
+
+
+def _returned_at_once(lines: list[str], start: int, end: int, var: str) -> int:
+    """The line of the return when the statement on lines start..end runs on
+    its own (not the body of an unbraced if or loop) and the next one is `if
+    (var)` at its depth, guarding `return ...var...;` (raw_gadget's `ret =
+    down_interruptible(...); if (ret) return ERR_PTR(ret);`), else 0.  The
+    value of an interruptible wait then needs no mapping: the return may say
+    -EINTR itself, and past it the value is 0 whether mapped or not."""
+    if start and _UNBRACED.match(lines[start - 1]):
+        return 0
+    nxt = end + 1
+    while nxt < len(lines) - 1 and not lines[nxt].strip():
+        nxt += 1
+    if nxt >= len(lines) - 1 or not re.match(_IF_VAR.format(var=var), lines[nxt]) \
+            or _lead(lines[nxt]) != _lead(lines[start]):
+        return 0
+    ret = nxt + 1
+    if not _RETURN.match(lines[ret]) or not re.search(rf"\b{var}\b", lines[ret]):
+        return 0
+    return ret
+
+
 def drop_tested_values(path: Path) -> int:
     """Drop the mapping where the stored value is only tested (turning the tests
-    over after a timed wait); the number of statements changed."""
+    over after a timed wait), or where an interruptible wait's value is returned
+    at once (the return says -EINTR); the number of statements changed."""
     lines = path.read_text().split("\n")
     changed = 0
     for i, line in enumerate(lines):
@@ -107,8 +134,15 @@ def drop_tested_values(path: Path) -> int:
         while end < len(lines) - 1 and not lines[end].rstrip().endswith(";"):
             end += 1
         var, mapping = m.group(1), _MAPPING[m.group(2)]
-        if not lines[end].endswith(mapping) or \
-                not only_tested(lines[end + 1:], var, _columns(_lead(line))):
+        if not lines[end].endswith(mapping):
+            continue
+        returned = _returned_at_once(lines, i, end, var) if m.group(2) != "timeout" else 0
+        if returned:
+            lines[end] = lines[end][:-len(mapping)] + ";"
+            lines[returned] = re.sub(rf"\b{var}\b", "-EINTR", lines[returned])
+            changed += 1
+            continue
+        if not only_tested(lines[end + 1:], var, _columns(_lead(line))):
             continue
         lines[end] = lines[end][:-len(mapping)] + ";"
         if m.group(2) == "timeout":

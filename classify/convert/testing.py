@@ -48,10 +48,38 @@ def boot_line(sems: list[dict]) -> str:
             "the lock was taken, with no report.")
 
 
-def testing_sentence(record: dict, sems: list[dict] = ()) -> str:
-    """What the verification of one patch ran, in words."""
+def _diff(patch_text: str) -> str:
+    """A format-patch file's diff: what a boot ran, whatever its message said."""
+    return patch_text.partition("\ndiff --git ")[2].rpartition("\n-- \n")[0]
+
+
+def converted_line(sems: list[dict], patch: Path | None, booted: Path | None) -> str:
+    """The QEMU boots of a kernel with this very patch (the runtime record's
+    convert:<id> boots, and the patch they booted, kept beside their logs in
+    booted): "" unless every semaphore of the patch has such boots, all clean,
+    of a patch whose diff is this one's."""
+    if patch is None or booted is None:
+        return ""
+    boots: list[str] = []
+    for s in sems:
+        runs = (s.get("runtime") or {}).get("converted") or []
+        ran = booted / runs[0]["patch"] if runs else None
+        if not runs or any(c["result"] != "clean" for c in runs) or ran is None \
+                or not ran.is_file() or _diff(ran.read_text()) != _diff(patch.read_text()):
+            return ""
+        boots += [c["boot"] for c in runs]
+    return (f"Booted in QEMU with this patch, CONFIG_DEBUG_MUTEX_FULL and lockdep "
+            f"({and_list(sorted(set(boots)))}): the workload that takes the semaphore "
+            "ran, with no report.")
+
+
+def testing_sentence(record: dict, sems: list[dict] = (), patch: Path | None = None,
+                     booted: Path | None = None) -> str:
+    """What the verification of one patch ran, in words; booted: the runtime
+    record's artifacts (converted_line)."""
     status = status_of(record)
-    boots = boot_line(list(sems))
+    boots = " ".join(x for x in (converted_line(list(sems), patch, booted),
+                                 boot_line(list(sems))) if x)
     if status == "not applied":
         return ""
     if status == "not built":
@@ -119,18 +147,19 @@ def write_cover_testing(cover: Path, sentences: list[str]) -> None:
 
 
 def finish_series(tree: Path, series_dir: Path, records: dict[str, dict],
-                  sems: dict[str, dict]) -> None:
+                  sems: dict[str, dict], booted: Path | None = None) -> None:
     """Write each verified patch's testing paragraph (and the cover letter's),
     then run checkpatch again on the file as it will be mailed.  records:
     {semaphore id: verification record}, one record shared by the semaphores of
-    a patch; sems: the audit's records by id."""
+    a patch; sems: the audit's records by id; booted: the runtime record's
+    artifacts, where the patches its convert:<id> kernels booted are kept."""
     by_patch: dict[str, tuple[dict, list[dict]]] = {}
     for sid, rec in records.items():
         if (series_dir / rec.get("patch", "")).is_file():
             by_patch.setdefault(rec["patch"], (rec, []))[1].append(sems.get(sid, {}))
     sentences = []
     for name, (rec, its) in sorted(by_patch.items()):
-        sentence = testing_sentence(rec, its)
+        sentence = testing_sentence(rec, its, series_dir / name, booted)
         rec["testing"] = sentence
         if not sentence:
             continue

@@ -155,7 +155,7 @@ def test_a_mutex_definition_gets_its_comment() -> None:
     got = F.definition_comment(text, 2, ["__hns_roce_cmd_mbox_poll"])
     assert "\tstruct mutex poll_lock; /* serialises __hns_roce_cmd_mbox_poll() */\n" in got
     many = F.definition_comment(text, 2, [f"ath6kl_fn_{i}" for i in range(9)])
-    line = next(x for x in many.split("\n") if "serialises" in x)
+    line = next(x for x in many.split("\n") if "Serialises" in x)
     assert "and 7 more functions" in line and _columns(line) <= 80
     assert many.split("\n")[2] == "\tstruct mutex poll_lock;"     # on the line above
     # a few names that do not fit a line: every one, in a block comment above

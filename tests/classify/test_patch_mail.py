@@ -213,8 +213,8 @@ def test_the_message_says_why_first_and_no_functional_change_last():
     assert paragraphs[-2] == "No functional change intended."
     c = sem("a/b.c:d.e", "completion", ops=[("a/b.c", 3, "down"), ("a/b.c", 5, "up")])
     event = message.commit_message("a: ", "s", [message.Converted(c)], None)
-    assert event.split("\n\n")[1].startswith("d.e is a semaphore used to wait for an "
-                                              "event: one side waits")
+    assert " ".join(event.split("\n\n")[1].split()).startswith(
+        "d.e is a semaphore used only to count events: one side waits for them")
     assert "Make it a mutex" not in event and "a lock freed" not in event
     assert "a signal given before anyone waits is kept" in " ".join(event.split())
     assert "atomic context" not in event            # no signal there: nothing to say
@@ -223,7 +223,7 @@ def test_the_message_says_why_first_and_no_functional_change_last():
     both = " ".join(message.commit_message(
         "a: ", "s", [message.Converted(c), message.Converted(f)], None).split())
     assert both.count("complete() is counted like up()") == 1
-    assert "make them completions" in both
+    assert "Make them completions" in both
     # a static lock is never freed: no such check is promised for it
     g = sem("a/b.c:g_lock", kind="static", ops=[("a/b.c", 3, "down")])
     assert "freed while held" not in message.commit_message(
@@ -358,7 +358,7 @@ def test_series_per_maintainers_entry_with_own_recipients(tmp_path, monkeypatch)
         " ".join(cover.split())
     assert "2006" in cover and "Converted:" not in cover and "Refused:" not in cover
     # a series of mutexes only says nothing of completions
-    assert "optimistic spinning" in words and "wait for an event" not in words
+    assert "optimistic spinning" in words and "only counts events" not in words
     # each patch its own people, the cover letter their union
     assert "To: Foo Maint <foo@kernel.org>\nCc: foo-list@vger.kernel.org" in one
     assert "Second Maint" not in one and "Foo Maint" not in two
@@ -427,6 +427,11 @@ def test_summary_names_the_lock_without_its_type_word():
         "Convert the hisi_hba semaphore to a mutex"
     assert subject.summary([sem("include/linux/parport.h:ieee1284_info.irq", "completion")]) \
         == "Convert the ieee1284_info.irq semaphore to a completion"
+    # what a long prefix leaves (usb: gadget: raw_gadget: leaves 50 of 75)
+    queue = [sem("drivers/usb/gadget/legacy/raw_gadget.c:raw_event_queue.sema", "completion")]
+    assert subject.summary(queue, 75 - len("usb: gadget: raw_gadget: ")) == \
+        "Make the raw_event_queue semaphore a completion"
+    assert subject.summary(queue, 53).startswith("Convert the raw_event_queue")
     # look-alikes: a name that only ends in the letters of a type word keeps them
     assert subject.summary([sem("a/b.c:tsem", "completion")]) == \
         "Convert the tsem semaphore to a completion"
@@ -958,10 +963,10 @@ def test_a_reason_loses_every_line_number_of_the_tree():
 def test_the_cover_says_why_for_the_kinds_it_converts():
     from classify.convert import cover
     only = " ".join(cover.motivation({"completion"}).split())
-    assert "wait for an event" in only and "optimistic spinning" not in only
+    assert "only counts events" in only and "optimistic spinning" not in only
     assert "2006" not in only                   # the mutex migration is not its story
     both = cover.motivation({"mutex", "completion"})
-    assert "optimistic spinning" in both and "wait for an event" in both and "2006" in both
+    assert "optimistic spinning" in both and "only counts events" in both and "2006" in both
 
 
 def test_a_lock_only_taken_under_rtnl_is_named_for_the_reviewer():
@@ -1012,3 +1017,43 @@ def test_several_renames_are_said_in_the_plural():
     assert "Rename x_sem to x_lock and y_sem to y_lock, so that the names no longer say" in said
     assert "the name no longer says" in " ".join(
         message.commit_message("a: ", "s", [one], None).split())
+
+
+BOOTED = """From 1 Mon Sep 17 00:00:00 2001
+Subject: [PATCH] x: Convert the y semaphore to a completion
+
+Message as it was then.
+---
+ x.c | 2 +-
+
+diff --git a/x.c b/x.c
+--- a/x.c
++++ b/x.c
+@@ -1 +1 @@
+-\tdown(&y);
++\twait_for_completion(&y);
+-- 
+2.39.5
+"""
+
+
+def test_a_patch_booted_as_it_is_says_so(tmp_path: Path) -> None:
+    from classify.convert.testing import converted_line
+    (tmp_path / "booted").mkdir()
+    (tmp_path / "booted" / "0001-x.patch").write_text(BOOTED)
+    mailed = tmp_path / "0001-x.patch"
+    mailed.write_text(BOOTED.replace("Message as it was then.", "A better message."))
+    runs = [{"boot": f"runtime-x-converted.{n}", "patch": "0001-x.patch", "result": "clean",
+             "verdict": "completed"} for n in (1, 2)]
+    s = {"id": "x.c:y", "runtime": {"status": "not-exercised", "converted": runs}}
+    line = converted_line([s], mailed, tmp_path / "booted")
+    assert line.startswith("Booted in QEMU with this patch") and \
+        "runtime-x-converted.1 and runtime-x-converted.2" in line
+    # look-alikes: another diff was booted; one boot broke; none booted this one
+    other = tmp_path / "other.patch"
+    other.write_text(BOOTED.replace("wait_for_completion(", "wait_for_completion_killable("))
+    assert converted_line([s], other, tmp_path / "booted") == ""
+    broke = {**s, "runtime": {"converted": [runs[0], {**runs[1], "result": "broken"}]}}
+    assert converted_line([broke], mailed, tmp_path / "booted") == ""
+    assert converted_line([s, {"id": "x.c:z"}], mailed, tmp_path / "booted") == ""
+    assert converted_line([s], mailed, None) == ""

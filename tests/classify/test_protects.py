@@ -169,3 +169,148 @@ def test_the_file_s_comment_above_is_said_again_with_ours():
     short = text.replace("Lock for getting a free block from the WQ set", "free blocks")
     assert "\t/* free blocks: protects num_free_blks. */\n\tstruct mutex   " in \
         layout.definition_comment(short, 5, ["wqs_next_block"], ["num_free_blks"])
+
+
+ENTRIES = """\
+struct dev {
+	struct slot *slots;
+	unsigned int flags;
+	struct semaphore lock;
+};
+
+static void put(struct dev *d, int pos)
+{
+	down(&d->lock);
+	d->slots[pos].page = -1;
+	d->flags |= DEV_LINK_UP;
+	up(&d->lock);
+}
+
+static int alloc(struct dev *d)
+{
+	d->slots = kcalloc(8, sizeof(*d->slots), GFP_KERNEL);
+	d->flags |= DEV_RSS;
+	return 0;
+}
+"""
+
+
+def test_entries_changed_only_under_the_lock_are_what_it_protects():
+    # hinic: free_blocks[] entries change under alloc_blocks_lock, the pointer
+    # only where the array is allocated; a flag set without the lock races with
+    # one set under it (the read-modify-write of the whole word): flags is not
+    sem = _sem([(9, "down"), (12, "up")])
+    assert guarded_members(sem, lambda p: ENTRIES) == ["slots[]"]
+    # look-alikes: an entry changed elsewhere too; the flags set under it only
+    entry = ENTRIES.replace("\treturn 0;", "\td->slots[0].page = 0;\n\treturn 0;")
+    assert guarded_members(sem, lambda p: entry) == []
+    only = ENTRIES.replace("\td->flags |= DEV_RSS;\n", "")
+    assert guarded_members(sem, lambda p: only) == ["slots[]", "flags"]
+
+
+CALLEES = """\
+struct chain {
+	int prod;
+	int cons;
+	int event;
+	int plugged;
+	void *curr;
+	char *buf;
+	spinlock_t ev_lock;
+	struct semaphore sem;
+};
+
+static void prod_inc(struct chain *c)
+{
+	c->prod++;
+}
+
+static void set_event(struct chain *c, int e)
+{
+	spin_lock(&c->ev_lock);
+	c->event = e;
+	spin_unlock(&c->ev_lock);
+}
+
+static void plug_event(struct chain *c)
+{
+	c->plugged = 1;
+}
+
+static int busy(struct chain *c)
+{
+	c->cons = hw_cons(c);
+	return c->cons == c->prod;
+}
+
+static int cmd(struct chain *c)
+{
+	/* Lock the buf */
+	down(&c->sem);
+	if (busy(c)) {
+		up(&c->sem);
+		return -EBUSY;
+	}
+	prepare(c->buf);
+	prod_inc(c);
+	set_event(c, 1);
+	plug_event(c);
+	c->curr = c->buf;
+	up(&c->sem);
+	return 0;
+}
+
+static void init(struct chain *c)
+{
+	c->prod = 0;
+	register_handler(c, plug_event);
+	sema_init(&c->sem, 1);
+}
+
+static void create_cells(struct chain *c)
+{
+	c->curr = c->buf;
+}
+
+struct chain *create(void)
+{
+	struct chain *c = kzalloc(sizeof(*c), GFP_KERNEL);
+
+	init(c);
+	create_cells(c);
+	return c;
+}
+"""
+
+
+def _line(text: str, code: str, after: int = 0) -> int:
+    return next(n for n, ln in enumerate(text.split("\n"), 1) if n > after and code in ln)
+
+
+def _chain_sem(text: str) -> dict:
+    down = _line(text, "down(&c->sem)")
+    ups = [n for n, ln in enumerate(text.split("\n"), 1) if "up(&c->sem)" in ln]
+    sem = _sem([(down, "down")] + [(n, "up") for n in ups])
+    sem["ops"] = [{**o, "function": "cmd"} for o in sem["ops"]]
+    sem["id"], sem["declared"]["struct"] = "drivers/x/x.c:chain.sem", "chain"
+    sem["init"] = [{"path": "drivers/x/x.c", "line": _line(text, "sema_init")}]
+    return sem
+
+
+def test_what_the_functions_called_only_under_the_lock_change_is_what_it_protects():
+    # hinic's api_cmd(): prod and cons change in helpers called only while the
+    # lock is held (and where the object is set up: init() initialises the
+    # lock, create() calls it and then create_cells()); event changes under an
+    # inner spinlock, which is what protects it; plugged changes in a callback
+    # that the set-up registers, which may run anywhere; the comment above the
+    # take names buf, which a call writes
+    got = guarded_members(_chain_sem(CALLEES), lambda p: CALLEES)
+    assert got == ["curr", "prod", "cons", "buf"]
+    # look-alikes: the helper also called without the lock; curr also set by a
+    # function that is no set-up; no comment
+    unlocked = CALLEES.replace("\tc->prod = 0;", "\tprod_inc(c);")
+    assert guarded_members(_chain_sem(unlocked), lambda p: unlocked) == ["curr", "cons", "buf"]
+    reset = CALLEES.replace("\tinit(c);\n", "")
+    assert "curr" not in guarded_members(_chain_sem(reset), lambda p: reset)
+    silent = CALLEES.replace("\t/* Lock the buf */\n", "")
+    assert guarded_members(_chain_sem(silent), lambda p: silent) == ["curr", "prod", "cons"]

@@ -66,7 +66,23 @@ def test_a_value_only_tested_loses_the_mapping(tmp_path: Path) -> None:
 
 def test_a_value_passed_on_keeps_it(tmp_path: Path) -> None:
     assert run(tmp_path, PARPORT) == PARPORT
-    assert run(tmp_path, RAW_GADGET) == RAW_GADGET
+
+
+def test_a_value_returned_at_once_is_returned_as_eintr(tmp_path: Path) -> None:
+    got = run(tmp_path, RAW_GADGET)
+    assert ("\tret = wait_for_completion_interruptible(&q->sema);\n"
+            "\tif (ret)\n\t\treturn ERR_PTR(-EINTR);\n\treturn NULL;\n") in got
+    # look-alikes: the wait is the body of an unbraced if (ret may hold another
+    # value), the value goes through a label, the test is not the next statement
+    unbraced = RAW_GADGET.replace("\tret = wait", "\tif (q->n)\n\t\tret = wait")
+    assert run(tmp_path, unbraced) == unbraced
+    label = RAW_GADGET.replace("return ERR_PTR(ret);", "goto out;").replace(
+        "\treturn NULL;", "\treturn NULL;\nout:\n\treturn ERR_PTR(ret);")
+    assert "? -EINTR : 0" in run(tmp_path, label)
+    later = RAW_GADGET.replace("\tif (ret)", "\tq->n = ret;\n\tif (ret)")
+    assert run(tmp_path, later) == later
+    killable = RAW_GADGET.replace("interruptible", "killable")
+    assert "return ERR_PTR(-EINTR);" in run(tmp_path, killable)
 
 
 IPMI_TIMEOUT = """static int thread(void *data)
