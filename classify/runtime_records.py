@@ -18,6 +18,12 @@ runtime_record() turns the boots into one record per semaphore of the audit
     not-exercised              compiled into the runtime kernel, never used by a workload
     not-built                  none of its files was compiled into the runtime kernel
 
+A boot of a kernel with a semaphore's conversion patch applied (a *convert:<id>*
+variant) says nothing of the semaphore's status: the semaphore is gone from that
+kernel (a completion has no lock class).  Its record lists such boots apart
+(`converted`): clean when the boot completed with no report and no failed step,
+else broken, with the first report or the steps that failed.
+
 A semaphore's entry for a boot holds the first report that names it and how many
 other reports that boot printed; the boot's own record (BootRecord) keeps every report
 of its log in order, with its lock classes, function and line (report_record()).
@@ -35,8 +41,9 @@ from classify import lockmap
 from classify.records.audit import AuditData, AuditSem
 from classify.records.boot import Boot, Report
 from classify.records.runtime import (CLEAN, NO_BUILD, NOT_BUILT, NOT_EXERCISED, STATUSES,
-                                      VIOLATED, BootEntry, BootRecord, Outcome, Repeat,
-                                      ReportIds, RuntimeRecord, SemRuntime, VariantRecord)
+                                      VIOLATED, BootEntry, BootRecord, Converted, Outcome,
+                                      Repeat, ReportIds, RuntimeRecord, SemRuntime,
+                                      VariantRecord)
 
 
 @dataclass(frozen=True)
@@ -93,10 +100,22 @@ def boot_entry(b: Boot, sid: str, ex: dict[str, Ran], reps: dict[str, list[Repor
     return e
 
 
-def runtime_records(sems: list[AuditSem], boots: list[Boot],
-                    built: set[str]) -> dict[str, SemRuntime]:
+def converted_boot(b: Boot, patch: str) -> Converted:
+    """What a boot of a kernel with the conversion patch says: clean, or what broke."""
+    c = Converted(b.name, patch, "clean", b.verdict, list(b.failed))
+    if b.reports:
+        c.kind, c.title = b.reports[0].kind, b.reports[0].title
+        c.more = len(b.reports) - 1 or None
+    if b.reports or b.failed or b.verdict != "completed":
+        c.result = "broken"
+    return c
+
+
+def runtime_records(sems: list[AuditSem], boots: list[Boot], built: set[str],
+                    patches: dict[str, str] | None = None) -> dict[str, SemRuntime]:
     """One record per semaphore of the audit (sems: its "semaphores" list); built: the
-    .c files compiled into the runtime kernel(s)."""
+    .c files compiled into the runtime kernel(s); patches: a convert: variant's name
+    -> the patch it applied."""
     index = lockmap.build_index(sems)
     per_boot = []
     for b in boots:
@@ -111,11 +130,13 @@ def runtime_records(sems: list[AuditSem], boots: list[Boot],
         if not any(f in built for f in index.files.get(sid, ())):
             records[sid] = SemRuntime(NOT_BUILT, files=list(index.files.get(sid, ())))
             continue
-        entries = [e for b, ex, reps, failed in per_boot
-                   if (e := boot_entry(b, sid, ex, reps, failed)) is not None]
+        entries = [e for b, ex, reps, failed in per_boot if b.converted != sid
+                   and (e := boot_entry(b, sid, ex, reps, failed)) is not None]
         rec = status_of(entries)
-        rec.repeats = repeats(sid, entries, boots) or None
+        rec.repeats = repeats(sid, entries, [b for b in boots if b.converted != sid]) or None
         rec.finding = finding(s["class"], entries) or None
+        rec.converted = [converted_boot(b, (patches or {}).get(b.variant, ""))
+                         for b in boots if b.converted == sid] or None
         records[sid] = rec
     return records
 
@@ -208,7 +229,8 @@ def runtime_record(audit: AuditData, version: str, marks: list[str], boots: list
     """The stable record of the boots (no times): what runtime.json holds, and what
     `python3 -m qemu triage --record` writes for one log.  audit: audit.json's data."""
     index = lockmap.build_index(audit["semaphores"])
-    records = runtime_records(audit["semaphores"], boots, built)
+    records = runtime_records(audit["semaphores"], boots, built,
+                              {n: v.patch or "" for n, v in variants.items() if v.converts})
     out_boots = {
         b.name: BootRecord(b.scenario or b.name, b.variant, b.verdict,
                            [report_record(r, index) for r in b.reports],

@@ -13,6 +13,7 @@ the directory `runtime/` that holds everything the record is made from:
     <variant>.build.txt   each variant that did not build: the compiler's error lines
                           (and gcc's "in expansion of macro" notes), paths relative to
                           the tree
+    <patch>.patch         each convert:<id> variant's conversion patch, as booted
 
 derive() turns that directory into the record, and the run writes runtime.json with
 derive() itself, after each variant; a test derives it again from the committed files
@@ -54,29 +55,37 @@ def log_boot(name: str, variant: str, marked: frozenset[str], text: str,
              scenario: str = "") -> Boot:
     """One boot's evidence from its console log: lockdep classes, reports, verdict."""
     parsed = parse.parse_log(text)
+    failed = [path for doc in parsed.ktap for path, st in doc.leaves() if st == "not ok"]
     return Boot(name, variant, marked, parse.lockdep_classes(parse.clean_lines(text)),
-                parsed.reports, verdict=parsed.verdict, scenario=scenario or name)
+                parsed.reports, verdict=parsed.verdict, scenario=scenario or name,
+                failed=failed)
 
 
 def variant_records(variants) -> dict[str, VariantRecord]:
     """What each variant marks: trust the ids its marking committed and those it could
-    not mark (why); an unmark:<id> the id it leaves unmarked, or why it was not made.
-    variants: objects with name, marked, not_marked, refused (qemu.variants.Variant)."""
+    not mark (why); an unmark:<id> the id it leaves unmarked, a convert:<id> the id
+    it converts and its patch, or why it was not made.  variants: objects with name,
+    marked, not_marked, refused, patch (qemu.variants.Variant)."""
     out: dict[str, VariantRecord] = {}
     for v in variants:
-        if not v.name.startswith("unmark:"):       # trust (or triage's series)
-            out[v.name] = VariantRecord(marked=sorted(v.marked), not_marked=dict(v.not_marked))
-        else:
-            out[v.name] = VariantRecord(unmarks=v.name.split(":", 1)[1],
+        sid = v.name.split(":", 1)[1] if ":" in v.name else ""
+        if v.name.startswith("unmark:"):
+            out[v.name] = VariantRecord(unmarks=sid, not_made=v.refused or None)
+        elif v.name.startswith("convert:"):
+            out[v.name] = VariantRecord(converts=sid, patch=v.patch.name if v.patch else None,
                                         not_made=v.refused or None)
+        else:                                     # trust (or triage's series)
+            out[v.name] = VariantRecord(marked=sorted(v.marked), not_marked=dict(v.not_marked))
     return out
 
 
 def marked_in(variants: dict[str, VariantRecord], variant: str) -> frozenset[str]:
-    """The ids declared struct arch_semaphore in a variant's kernel (run.json)."""
+    """The ids declared struct arch_semaphore in a variant's kernel (run.json):
+    trust's, less the one an unmark: or convert: variant is about."""
     trust = variants.get("trust")
     marks = frozenset(trust.marked or []) if trust else frozenset()
-    return marks - {variant[len("unmark:"):]} if variant.startswith("unmark:") else marks
+    return marks - {variant.split(":", 1)[1]} if variant.startswith(
+        ("unmark:", "convert:")) else marks
 
 
 _VARIANT = re.compile(r"Kernel command line:.*?\bs2m\.variant=(\S+)")
@@ -134,9 +143,13 @@ class Artifacts:
     def start(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         for p in self.directory.iterdir():
-            if p.is_file() and (p.suffix == ".log" or p.name.endswith(".build.txt")
+            if p.is_file() and (p.suffix in (".log", ".patch") or p.name.endswith(".build.txt")
                                 or p.name == RUN_FILE):
                 p.unlink()
+
+    def add_patch(self, patch: Path) -> None:
+        """A convert: variant's patch, beside the logs of its boots."""
+        shutil.copyfile(patch, self.directory / patch.name)
 
     def add_log(self, name: str, scenario: str, variant: str, log: Path) -> None:
         dest = f"{name}.log"

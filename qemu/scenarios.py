@@ -36,7 +36,8 @@ Runtime scenarios (`set = "runtime"`, booted by `boot-test --set runtime`, see r
 add what the exercised subsystem needs, and which kernel variant they boot:
 
     set = "runtime"
-    variant = "trust"              # or "unmark:<audit id>": that semaphore left unmarked
+    variant = "trust"              # or "unmark:<audit id>": that semaphore left unmarked,
+                                   # or "convert:<audit id>": its conversion patch applied
     about = ["fs/xfs/xfs_log_priv.h:xlog_in_core.ic_sema"]     # the ids the boot is for
     disk = "xfs"                   # a fresh virtio disk made on the host (mkfs.TYPE)
     netdev = true                  # a virtio-net NIC on an isolated user network
@@ -102,7 +103,7 @@ class Scenario:
     standard: bool = True          # part of `boot-test` without --scenario
     smp: int = 1                   # QEMU vCPUs; 0 = the host's cores (vcpus())
     set: str = ""                  # "runtime": a member of `boot-test --set runtime`
-    variant: str = "trust"         # runtime: "trust" or "unmark:<audit id>"
+    variant: str = "trust"         # runtime: "trust", "unmark:<id>" or "convert:<id>"
     about: tuple[str, ...] = ()    # runtime: the semaphore ids the boot is for
     disk: str = ""                 # runtime: mkfs type of a fresh virtio disk
     netdev: bool = False           # runtime: a virtio-net NIC (isolated user network)

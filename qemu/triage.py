@@ -28,7 +28,7 @@ take in.
 Which semaphores ran as a debug mutex depends on the kernel: the log's
 `s2m.scenario=NAME` names a runtime scenario and so its variant (trust: the counting
 pool and the runtime set's isolation marks are struct arch_semaphore; unmark:<id>:
-trust but that one); any other log is taken as a kernel of the series
+trust but that one; convert:<id>: trust but that one, converted by its patch); any other log is taken as a kernel of the series
 (`series`: kernel-patches/0004 marks the audit's counting pool).  --variant says
 otherwise.  Which files were compiled in is known only from the build (--built);
 without it every semaphore the log does not show is recorded not-exercised.
@@ -50,7 +50,7 @@ from classify.report.runtime import summary_line
 from qemu import logstream, parse, runrecord, runtime
 from qemu.common import PROJECT_DIR
 from qemu.scenarios import list_scenarios, load_scenario, named_set
-from qemu.variants import Variant, marking_pool
+from qemu.variants import Variant, marking_pool, variant_id
 
 
 NOT_OURS = "not a semaphore of the audit"
@@ -125,9 +125,11 @@ def variant_marked(sems: dict[str, dict], variant: str, marks: list[str],
     trust = {s["id"] for s in marking_pool(sems, marks)} - set(refused)
     if variant == "trust":
         return frozenset(trust)
-    if variant.startswith("unmark:") and variant[7:] in sems:
-        return frozenset(trust - {variant[7:]})
-    raise TriageError(f"variant {variant!r}: not series, trust or unmark:<an audit id>")
+    sid = variant_id(variant)
+    if sid in sems:
+        return frozenset(trust - {sid})
+    raise TriageError(f"variant {variant!r}: not series, trust, unmark:<an audit id> or "
+                      "convert:<an audit id>")
 
 
 def refused_marks(audit_path: Path) -> set[str]:
@@ -378,7 +380,7 @@ def add_parser(sub) -> None:
     sp.add_argument("--record", type=Path, default=None, metavar="OUT",
                     help="write the boot's runtime record (runtime.json format) to OUT")
     sp.add_argument("--variant", default=None,
-                    help="series | trust | unmark:<id> (default: from the log's "
+                    help="series | trust | unmark:<id> | convert:<id> (default: from the log's "
                     "s2m.scenario=, else series)")
     sp.add_argument("--boot", default=None, help="the boot's name in the record "
                     "(default: the runtime scenario, else the log's file name)")

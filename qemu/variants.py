@@ -9,7 +9,11 @@
   where a struct arch_semaphore * is not taken) stays a debug mutex, and is named;
 - unmark:<id>: trust with that id's marking commit taken back (its exact inverse, the
   pointers included).  An id the marking refused has no such variant: it is named as
-  not made.
+  not made;
+- convert:<id>: that id's conversion patch, as `make patches` mails it (generated
+  again here, classify.convert.series.generate), applied with `git am` to trust
+  (to its unmark:<id> when trust marks it): the patch booted with its workload.  A
+  patch that is refused or does not apply leaves the variant not made, and says why.
 
 The marking commits are made in a private worktree (work/trees/runtime-marking) and
 recorded in its stamp, keyed by the tree before 0004, the semaphores and the script,
@@ -35,7 +39,7 @@ from pathlib import Path
 from classify import spatch
 from classify.convert.marking import (ALLOCATED_SCRIPT, MARKING_NAME, SCRIPT, SUBJECT, Mark,
                                       MarkingError, mark_commits, place_in_series)
-from classify.tree import GIT_ENV, TreeError, git, git_am
+from classify.tree import GIT_ENV, TreeError, git, git_am, kernel_version
 from qemu.build import BuildResult
 from classify.versions import series_dir as series_dir_of
 from qemu.common import WORK_DIR
@@ -48,9 +52,17 @@ TREE = WORK_DIR / "trees" / "runtime"                   # the build worktree
 MARK_TREE = WORK_DIR / "trees" / "runtime-marking"     # where the variants are made
 
 
+UNMARK, CONVERT = "unmark:", "convert:"
+
+
+def variant_id(name: str) -> str:
+    """The semaphore a variant is about: unmark:<id> and convert:<id>'s id, or ""."""
+    return name.split(":", 1)[1] if name.startswith((UNMARK, CONVERT)) else ""
+
+
 @dataclass
 class Variant:
-    name: str                                 # "trust" | "unmark:<id>"
+    name: str                                 # "trust" | "unmark:<id>" | "convert:<id>"
     commit: str = ""
     marked: frozenset[str] = frozenset()
     image: Path | None = None
@@ -58,6 +70,7 @@ class Variant:
     errors: list[str] = field(default_factory=list)
     refused: str = ""                         # why the variant could not be made
     not_marked: dict[str, str] = field(default_factory=dict)  # trust: id -> why
+    patch: Path | None = None                 # convert: the patch file applied
 
 
 def series_split(source: Source) -> tuple[str, list[str]]:
@@ -211,33 +224,34 @@ def for_tree(scenarios: list[Scenario], sems: dict[str, dict]) -> tuple[list[Sce
 
     kept, left = [], {}
     for sc in scenarios:
-        ids = list(dict.fromkeys(list(sc.about) + ([sc.variant.split(":", 1)[1]]
-                                 if sc.variant.startswith("unmark:") else [])))
+        own = variant_id(sc.variant)
+        ids = list(dict.fromkeys(list(sc.about) + ([own] if own else [])))
         gone = [i for i in ids if not moved(i)]
         if gone:
             left[sc.name] = "this tree has no " + ", ".join(gone)
             continue
-        variant = (f"unmark:{moved(sc.variant.split(':', 1)[1])}"
-                   if sc.variant.startswith("unmark:") else sc.variant)
+        variant = sc.variant.replace(own, moved(own)) if own else sc.variant
         kept.append(replace(sc, about=tuple(moved(i) for i in sc.about), variant=variant))
     return kept, left
 
 
 def plan_variants(scenarios: list[Scenario], sems: dict[str, dict]) -> tuple[list[str],
                                                                              list[str]]:
-    """(variant names, trust marks): trust first, then each unmark:<id> in scenario order;
-    the trust marks are the ids with a variant of their own plus the counting ids the
-    scenarios are about."""
+    """(variant names, trust marks): trust first, then each unmark:<id> and
+    convert:<id> in scenario order; the trust marks are the ids with an unmark:
+    variant of their own plus the counting ids the scenarios are about."""
     variants = ["trust"]
     for sc in scenarios:
         if sc.variant not in variants:
             variants.append(sc.variant)
-    marks = [v.split(":", 1)[1] for v in variants if v.startswith("unmark:")]
+    marks = [variant_id(v) for v in variants if v.startswith(UNMARK)]
+    unknown = [variant_id(v) for v in variants
+               if v.startswith(CONVERT) and variant_id(v) not in sems]
     for sc in scenarios:
         for sid in sc.about:
             if sems.get(sid, {}).get("class") == "counting" and sid not in marks:
                 marks.append(sid)
-    unknown = [i for i in marks if i not in sems]
+    unknown += [i for i in marks if i not in sems]
     if unknown:
         raise TreeError(f"runtime scenarios name ids the audit does not have: {unknown}")
     return variants, marks
@@ -245,20 +259,26 @@ def plan_variants(scenarios: list[Scenario], sems: dict[str, dict]) -> tuple[lis
 
 def make_variants(source: Source, sems: dict[str, dict], names: list[str],
                   marks: list[str], tree: Path | None = None,
-                  series_dir: Path | None = None) -> list[Variant]:
+                  series_dir: Path | None = None,
+                  patches: Path | None = None) -> list[Variant]:
     """The variants of names: trust (trust_marking of the counting pool and marks), and
-    each unmark:<id> as the revert of that id's marking commit.  Each variant's marked
-    ids are those whose marking commit it holds.  An id the marking refused cannot be
-    unmarked: its variant is not made, and says why (refused)."""
-    trust, done = trust_marking(source, marking_pool(sems, marks), tree or MARK_TREE,
-                                series_dir)
+    each unmark:<id> as the revert of that id's marking commit, each convert:<id> as
+    its conversion patch on top (converted()).  Each variant's marked ids are those
+    whose marking commit it holds.  An id the marking refused cannot be unmarked: its
+    variant is not made, and says why (refused)."""
+    tree = tree or MARK_TREE
+    trust, done = trust_marking(source, marking_pool(sems, marks), tree, series_dir)
     marked = frozenset(i for i, m in done.items() if m.status == "marked")
     refused = not_marked(done)
     for sid, why in refused.items():
         log.warning("runtime: trust: %s not marked (%s): it runs as a debug mutex", sid, why)
     out = [Variant("trust", trust, marked, not_marked=refused)]
     for name in [n for n in names if n != "trust"]:
-        sid = name.split(":", 1)[1]
+        sid = variant_id(name)
+        if name.startswith(CONVERT):
+            out.append(converted(source, sems, sid, trust, done.get(sid), marked, tree,
+                                 patches or tree.with_name(tree.name + "-patches")))
+            continue
         m = done[sid]
         if m.status != "marked":
             out.append(Variant(name, "", marked, refused=f"{sid} is not marked in trust, so it "
@@ -273,6 +293,42 @@ def make_variants(source: Source, sems: dict[str, dict], names: list[str],
             continue
         out.append(Variant(name, commit, marked - {sid}))
     return out
+
+
+def converted(source: Source, sems: dict[str, dict], sid: str, trust: str,
+              mark: Mark | None, marked: frozenset[str], tree: Path,
+              patches: Path) -> Variant:
+    """convert:<sid>: the conversion patch of sid as `make patches` makes it (in
+    patches, from a worktree beside tree), applied with `git am` in tree to trust,
+    or to trust with sid's marking taken back when trust marks it."""
+    from classify.convert.series import generate     # the patch pipeline: only here
+    name = f"{CONVERT}{sid}"
+
+    def refuse(why: str) -> Variant:
+        log.warning("runtime: variant %s not made: %s", name, why)
+        return Variant(name, "", marked - {sid}, refused=why)
+
+    onto = trust
+    try:
+        if sid in marked and mark is not None:
+            onto = revert(source.tree, trust, mark.commit)
+        audit = {"semaphores": list(sems.values()),
+                 "kernel_version": kernel_version(source.kernel)}
+        run = generate(source.kernel, audit, patches,
+                       tree.with_name(tree.name + "-convert"), ids=[sid], signoff=None)
+    except TreeError as err:
+        return refuse(str(err))
+    made = [(s, o) for s in run.series for o in s.outcomes if o.id == sid]
+    if not made or made[0][1].status != "converted":
+        why = "; ".join(made[0][1].why) if made else "no conversion made"
+        return refuse(f"its conversion patch was not made: {why}")
+    series, outcome = made[0]
+    patch = series.dir / outcome.patch
+    wt = checkout(source, onto, tree)
+    why = git_am(wt, patch)
+    if why:
+        return refuse(f"{patch.name} does not apply: {why}")
+    return Variant(name, git(wt, "rev-parse", "HEAD").strip(), marked - {sid}, patch=patch)
 
 
 def checkout(source: Source, commit: str, dest: Path = TREE) -> Path:

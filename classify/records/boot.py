@@ -77,14 +77,20 @@ class Boot(Record):
     SCHEMA: ClassVar[str] = BOOT_SCHEMA
 
     name: str
-    variant: str                      # "trust" | "unmark:<id>" | "series"
+    variant: str                      # "trust" | "unmark:<id>" | "convert:<id>" | "series"
     marked: frozenset[str]            # ids declared struct arch_semaphore in its kernel
     classes: list[LockClass] = field(default_factory=list)
     reports: list[Report] = field(default_factory=list)
     build_errors: list[str] = field(default_factory=list)   # a variant that did not build
     verdict: str = "completed"
     scenario: str = ""                # the scenario (several boots when it repeats)
+    failed: list[str] = field(default_factory=list)     # KTAP results "not ok"
 
     @property
     def unmarked(self) -> str:
         return self.variant.split(":", 1)[1] if self.variant.startswith("unmark:") else ""
+
+    @property
+    def converted(self) -> str:
+        """The id whose conversion patch the kernel has (a convert:<id> variant)."""
+        return self.variant.split(":", 1)[1] if self.variant.startswith("convert:") else ""

@@ -10,7 +10,8 @@ it from the boots; `python3 -m qemu triage --record` writes one for a single log
       semaphores   SemRuntime: a status of STATUSES, the boot and report that decided
                    it, a BootEntry per boot that said something, the Repeats of a
                    scenario booted several times, a finding against the static class
-      variants     VariantRecord: what a kernel variant marks, or unmarks
+      variants     VariantRecord: what a kernel variant marks, unmarks, or converts
+                   with which patch
 
 A None field is an absent key (a status that does not have it).
 """
@@ -59,6 +60,21 @@ class Repeat(Record):
 
 
 @dataclass
+class Converted(Record):
+    """A boot of a kernel with the semaphore's conversion patch applied (a
+    convert:<id> variant): it has no lock class of its own there (a completion
+    has none), so what it says is the boot's own outcome."""
+    boot: str
+    patch: str                        # the patch file booted
+    result: str                       # clean | broken
+    verdict: str                      # the boot's: completed | hang | panic | ...
+    failed: list[str] = field(default_factory=list)   # its /init steps that failed
+    kind: str | None = None           # broken by a report: the first one
+    title: str | None = None
+    more: int | None = None           # the boot's other reports (its record)
+
+
+@dataclass
 class SemRuntime(Record):
     """One semaphore's runtime record."""
     status: str                       # one of STATUSES (NOT_RUN in the audit report)
@@ -72,6 +88,7 @@ class SemRuntime(Record):
     evidence: str | None = None       # exercised-clean: "<class>: OPS <n>"
     repeats: list[Repeat] | None = None
     finding: str | None = None        # what the boots say against the static class
+    converted: list[Converted] | None = None  # boots with its conversion patch
 
 
 @dataclass
@@ -97,12 +114,15 @@ class BootRecord(Record):
 @dataclass
 class VariantRecord(Record):
     """What a kernel variant marks: trust (or triage's series) the ids its marking
-    committed and why the others were not; unmark:<id> the one it leaves unmarked, or
-    why it was not made."""
+    committed and why the others were not; unmark:<id> the one it leaves unmarked,
+    convert:<id> the one it converts and the patch it applied; either why it was not
+    made."""
     marked: list[str] | None = None
     not_marked: dict[str, str] | None = None
     unmarks: str | None = None
     not_made: str | None = None
+    converts: str | None = None
+    patch: str | None = None
 
 
 @dataclass

@@ -12,7 +12,8 @@ runtime.json, so the docs cannot say what the logs do not.  The figures:
     ran         a semaphore whose lock class shows operations (OPS > 0) in some boot,
                 as a semaphore or as a debug mutex
     boots       the boots that ran, each with its console log: trust, challenge (a
-                counting semaphore left a debug mutex) or probe (any other)
+                counting semaphore left a debug mutex), probe (any other left a debug
+                mutex) or converted (a semaphore's conversion patch applied)
     kernels     the kernel variants booted; the variants that did not build
 """
 
@@ -27,7 +28,7 @@ from pathlib import Path
 from classify.paths import PROJECT_DIR
 from classify.records.runtime import (CLEAN, NO_BUILD, VIOLATED, BootRecord, RuntimeRecord,
                                       SemRuntime)
-from classify.report.runtime import more_reports, reports_word
+from classify.report.runtime import converted_text, more_reports, reports_word
 
 BEGIN = ("<!-- runtime table: generated from reports/linux-{version}/runtime.json by "
          "`python3 -m classify.report.readme`; do not edit -->")
@@ -50,6 +51,7 @@ class Figures:
     trust: int                # of those, boots of the trust kernel
     challenge: int
     probe: int
+    converted: int            # boots of a kernel with a conversion patch
     kernels: int              # variants booted
     variants: int
     not_built: int            # variants that did not build
@@ -63,13 +65,16 @@ def figures(runtime: RuntimeRecord, audit: dict) -> Figures:
         semaphores=len(runtime.semaphores),
         ran=sum(ran(r) for r in runtime.semaphores.values()),
         boots=len(booted), trust=roles.count("trust"), challenge=roles.count("challenge"),
-        probe=roles.count("probe"), kernels=len({b.variant for b in booted}),
+        probe=roles.count("probe"), converted=roles.count("converted"),
+        kernels=len({b.variant for b in booted}),
         variants=len(runtime.variants),
         not_built=len({b.variant for b in runtime.boots.values()
                        if b.verdict == "not_built"}))
 
 
 def boot_role(boot: BootRecord, classes: dict[str, str]) -> str:
+    if boot.variant.startswith("convert:"):
+        return "converted"
     if not boot.variant.startswith("unmark:"):
         return "trust"
     return "challenge" if classes.get(boot.variant[len("unmark:"):]) == "counting" \
@@ -79,7 +84,8 @@ def boot_role(boot: BootRecord, classes: dict[str, str]) -> str:
 def rows_of(runtime: RuntimeRecord) -> list[str]:
     """The ids the table shows: every semaphore a variant leaves unmarked, and every one
     a boot ran or reported."""
-    ids = {v.unmarks for v in runtime.variants.values() if v.unmarks is not None}
+    ids = {v.unmarks or v.converts for v in runtime.variants.values()
+           if v.unmarks or v.converts}
     ids |= {i for i, r in runtime.semaphores.items() if r.status in (CLEAN, VIOLATED,
                                                                        NO_BUILD)}
     return sorted(ids)
@@ -87,9 +93,11 @@ def rows_of(runtime: RuntimeRecord) -> list[str]:
 
 def role(sid: str, cls: str, runtime: RuntimeRecord) -> str:
     unmarked = any(v.unmarks == sid for v in runtime.variants.values())
+    converted = any(v.converts == sid for v in runtime.variants.values())
     if not unmarked:
-        return "trust only"
-    return "challenge" if cls == "counting" else "probe"
+        return "converted" if converted else "trust only"
+    return ("challenge" if cls == "counting" else "probe") + (
+        ", converted" if converted else "")
 
 
 def others(rec: SemRuntime, boots: dict[str, BootRecord]) -> str:
@@ -135,6 +143,8 @@ def said(rec: SemRuntime, boots: dict[str, BootRecord] | None = None) -> str:
                  (" (depends on timing)" if len(r.outcomes) > 1 else ""))
     if rec.finding:
         text += f"; **finding**: {rec.finding}"
+    if rec.converted:
+        text += f"; {converted_text(rec.converted)}"
     return text
 
 
@@ -150,7 +160,9 @@ def figures_text(runtime: RuntimeRecord, audit: dict) -> str:
             "lock class shows operations (OPS > 0) in some boot, as a semaphore or as a "
             f"debug mutex. {f.boots} boots of {f.kernels} kernels, each boot with its "
             f"console log in `reports/linux-{version}/runtime/`: {f.trust} boots of the "
-            f"trust kernel, {f.challenge} of challenges and {f.probe} of probes.")
+            f"trust kernel, {f.challenge} of challenges"
+            + (f", {f.probe} of probes and {f.converted} of conversion patches."
+               if f.converted else f" and {f.probe} of probes."))
     failed = sorted({b.variant for b in runtime.boots.values() if b.verdict == "not_built"})
     not_made = sorted({b.variant for b in runtime.boots.values() if b.verdict == "not_made"})
     text += f" Of the {f.variants} kernel variants, {len(failed)} did not build"

@@ -69,7 +69,25 @@ def summary_line(rec: SemRuntime) -> str:
         text += f"; {more} more boot(s)"
     if rec.finding:
         text += f"; FINDING: {rec.finding}"
+    if rec.converted:
+        text += f"; {converted_text(rec.converted)}"
     return text
+
+
+def converted_text(boots: list) -> str:
+    """The boots of its conversion patch: "converted by P: booted clean in B" or
+    what broke, each boot once (classify.records.runtime.Converted)."""
+    said = []
+    for c in boots:
+        if c.result == "clean":
+            said.append(f"booted clean in {c.boot}")
+            continue
+        why = [f"{c.kind}: {c.title}"] if c.kind else []
+        why += [f"{', '.join(c.failed)} not ok"] if c.failed else []
+        why += [c.verdict] if c.verdict != "completed" else []
+        said.append(f"BROKE in {c.boot}: {'; '.join(why)}")
+    patch = boots[0].patch
+    return f"converted{f' by {patch}' if patch else ''}: " + ", ".join(said)
 
 
 def boots_line(boots: dict[str, BootRecord]) -> str:

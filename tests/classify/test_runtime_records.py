@@ -174,3 +174,34 @@ def test_runtime_record_names_each_boots_reports_and_build_errors():
     assert rec.boots["c.1"].scenario == "c" and rec.trust_marks == [BS]
     assert rec.semaphores[IC].status == "violated" and rec.counts["violated"] == 1
     assert rec.of("no:such") == SemRuntime("not-run")
+
+
+def test_a_boot_of_a_conversion_patch_is_listed_apart_clean_or_broken():
+    trust = Boot("runtime-xfs", "trust", frozenset({IC}), [cls(IC_CLASS, 40)])
+    clean = Boot("runtime-xfs-converted.1", "convert:" + IC, frozenset(),
+                 scenario="runtime-xfs-converted")
+    # the boot of the patch names no lock class of the semaphore, and says
+    # nothing of its status: the trust boot decides it
+    recs = runtime_records.runtime_records(SEMS, [trust, clean], {"fs/xfs/xfs_log.c"},
+                                           {"convert:" + IC: "0001-xfs.patch"})
+    ic = recs[IC]
+    assert ic.status == "exercised-clean" and [e.boot for e in ic.boots] == ["runtime-xfs"]
+    assert [c.to_json() for c in ic.converted] == [
+        {"boot": "runtime-xfs-converted.1", "patch": "0001-xfs.patch", "result": "clean",
+         "verdict": "completed", "failed": []}]
+    assert "converted by 0001-xfs.patch: booted clean in runtime-xfs-converted.1" in \
+        summary_line(ic)
+    assert recs[BS].converted is None
+    # negative controls: a report, a failed step, a hang each break it
+    hung = Boot("c.2", "convert:" + IC, frozenset(), verdict="hang",
+                reports=[report("hung_task", "INFO: task blocked in xlog_wait")],
+                failed=["s2m-init/workload:xfs"])
+    got = runtime_records.runtime_records(SEMS, [trust, hung], {"fs/xfs/xfs_log.c"})[IC]
+    c = got.converted[0]
+    assert (c.result, c.kind, c.failed, c.verdict) == (
+        "broken", "hung_task", ["s2m-init/workload:xfs"], "hang")
+    assert ("BROKE in c.2: hung_task: INFO: task blocked in xlog_wait; "
+            "s2m-init/workload:xfs not ok; hang") in summary_line(got)
+    step = Boot("c.3", "convert:" + IC, frozenset(), failed=["s2m-init/workload:xfs"])
+    assert runtime_records.runtime_records(SEMS, [step], {"fs/xfs/xfs_log.c"})[
+        IC].converted[0].result == "broken"

@@ -40,6 +40,8 @@ def test_runtime_json_is_derived_from_the_committed_artifacts():
 
 def test_every_artifact_belongs_to_a_boot_and_every_boot_has_one():
     named = {b.get("log") or b.get("build_errors") for b in RUN["boots"]} - {None}
+    # and each conversion patch booted to its variant
+    named |= {v["patch"] for v in RUN["variants"].values() if v.get("patch")}
     assert named == {p.name for p in ARTS.iterdir()} - {runrecord.RUN_FILE}
     assert [b["name"] for b in RUN["boots"]] == list(RECORD["boots"]) or \
         sorted(b["name"] for b in RUN["boots"]) == sorted(RECORD["boots"])

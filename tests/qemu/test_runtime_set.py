@@ -119,7 +119,7 @@ def test_runtime_scenarios_are_a_set_of_their_own():
     for n in names:
         sc = load_scenario(n)
         assert sc.fragments == runtime.FRAGMENTS and sc.steps[0].startswith("workload:")
-        assert sc.about and (sc.variant == "trust" or sc.variant[7:] in sc.about)
+        assert sc.about and (sc.variant == "trust" or variants.variant_id(sc.variant) in sc.about)
         wl = sc.steps[0].split(":", 1)[1]
         assert (Path(runtime.__file__).parent / "initramfs" / "workloads" / f"{wl}.sh").is_file()
 
@@ -134,9 +134,25 @@ def test_plan_variants_trust_first_and_marks():
     names, marks = runtime.plan_variants(scs, sems)
     assert names == ["trust", "unmark:x:b"]
     assert marks == ["x:b", IC, "x:c"]       # isolation of x:b; never the unknown x:d
-    bad = [scs[0].__class__(**{**scs[0].__dict__, "variant": "unmark:nope"})]
-    with pytest.raises(Exception, match="nope"):
-        runtime.plan_variants(bad, sems)
+    # a conversion patch's variant marks nothing of its own
+    conv = scs + [dataclasses.replace(scs[0], variant="convert:x:d", about=("x:d",))]
+    assert runtime.plan_variants(conv, sems) == (names + ["convert:x:d"], marks)
+    for bad_variant in ("unmark:nope", "convert:nope"):
+        bad = [dataclasses.replace(scs[0], variant=bad_variant)]
+        with pytest.raises(Exception, match="nope"):
+            runtime.plan_variants(bad, sems)
+
+
+def test_a_conversion_variant_is_recorded_with_its_patch_and_marks_less_its_id():
+    made = [variants.Variant("trust", "c1", frozenset({IC, "x:c"})),
+            variants.Variant("convert:x:c", "c2", frozenset({IC}), patch=Path("p/0001-x.patch")),
+            variants.Variant("convert:x:e", "", frozenset({IC, "x:c"}),
+                             refused="its conversion patch was not made: refused")]
+    recs = runrecord.variant_records(made)
+    assert recs["convert:x:c"].to_json() == {"converts": "x:c", "patch": "0001-x.patch"}
+    assert recs["convert:x:e"].not_made.startswith("its conversion patch was not made")
+    assert runrecord.marked_in(recs, "convert:x:c") == {IC}
+    assert runrecord.marked_in(recs, "trust") == {IC, "x:c"}
 
 
 def test_the_scenarios_follow_a_moved_declaration_and_name_those_left_out():
@@ -153,6 +169,9 @@ def test_the_scenarios_follow_a_moved_declaration_and_name_those_left_out():
     assert [(k.variant, k.about) for k in kept] == [(f"unmark:{new}", (new,))]
     assert left == {"runtime-ftdi": "this tree has no drivers/usb/misc/ftdi-elan.c:"
                                     "usb_ftdi.sw_lock"}
+    # a conversion's variant follows its id too
+    conv = replace(sc, variant=f"convert:{old}")
+    assert [k.variant for k in for_tree([conv], sems)[0]] == [f"convert:{new}"]
     # the tree it was written for: unchanged; two of the same name: not guessed
     assert for_tree([sc], {old: {}}) == ([sc], {})
     two = {f"{h}:btrfs_fs_info.uuid_tree_rescan_sem": {} for h in ("a.h", "b.h")}
@@ -398,6 +417,11 @@ def test_evaluate_runtime():
     failed = parse_log(LOG.format(report="").replace("ok 2 workload", "not ok 2 workload"))
     ev = runtime.evaluate_runtime(sc, failed, index, frozenset({IC}))
     assert ev.problems == ["workload step workload:xfs: not ok"]
+    # a conversion patch's boot: any report fails it, even one about a debug mutex
+    conv = dataclasses.replace(sc, variant=f"convert:{IC}")
+    assert runtime.evaluate_runtime(conv, clean, index, frozenset()).passed
+    ev = runtime.evaluate_runtime(conv, reported, index, frozenset())
+    assert not ev.passed and "bad_unlock_balance" in ev.problems[0]
 
 
 def test_make_disks(tmp_path):
