@@ -99,8 +99,10 @@ def sleeping_takes(items: list[Converted]) -> str:
         # the trylock's own paragraph says where it is reached from
         return (f"Every take but the down_trylock() is a {what}, which sleeps: the "
                 "callers already run in process context, where a mutex may be taken.")
-    return (f"Every take is a {what}, which sleeps: the callers already run in process "
-            "context, where a mutex may be taken.")
+    takes = sum(o["op"] in ("down", "down_interruptible", "down_killable")
+                for i in items for o in i.sem.get("ops", []))
+    return (f"{'Its one take' if takes == 1 else 'Every take'} is a {what}, which sleeps: "
+            "the callers already run in process context, where a mutex may be taken.")
 
 
 # " (drivers/x/y.c:468)", " (:188, :210)" and "drivers/x/y.c:1736, :1767 ": the

@@ -28,8 +28,8 @@ from classify.convert.identity import commit_env, identity, is_placeholder
 from classify.convert.message import Converted, commit_message
 from classify.convert.notes import evidence, insert_notes, reviewer_notes, sending_notes
 from classify.convert.select import Outcome, select, sem_paths, series_subsystem
-from classify.convert.subject import (SUBJECT_LIMIT, common_prefix, has_history, patch_prefix,
-                                      summary)
+from classify.convert.subject import (SUBJECT_LIMIT, _named_after, common_prefix, has_history,
+                                      patch_prefix, summary)
 from classify.convert.transform import convert, files_for, stale_comments
 from classify.paths import slug
 from classify.records.audit import AuditData
@@ -169,18 +169,34 @@ def _reader(tree: Path):
     return source
 
 
+def _first_word(path: str) -> str:
+    return re.split(r"[_-]", posixpath.splitext(posixpath.basename(path))[0])[0]
+
+
 def driver_others(audit_sems: list[dict], items: list[Converted],
                   files: list[str]) -> list[dict]:
     """The semaphores declared beside the converted ones (in the directories of
     their files, and of their declarations outside include/) that are no
-    mutex or completion: the ones a reviewer asks about."""
+    mutex or completion: the ones a reviewer asks about.  A directory that
+    gathers components (infiniband/core: iwpm_util.c beside user_mad.c) is
+    the driver's only in the files that share its files' first word."""
     # include/ holds every subsystem's headers: no driver's directory
-    dirs = {posixpath.dirname(f) for f in files + [i.sem["declared"]["path"] for i in items]
-            if not f.startswith("include/")}
+    ours = [f for f in files + [i.sem["declared"]["path"] for i in items]
+            if not f.startswith("include/")]
+    dirs: dict[str, set[str] | None] = {}
+    for f in ours:
+        d = posixpath.dirname(f)
+        if _named_after(posixpath.basename(d), posixpath.splitext(posixpath.basename(f))[0]):
+            dirs[d] = None                                  # the whole directory
+        elif dirs.get(d, set()) is not None:
+            dirs.setdefault(d, set()).add(_first_word(f))
+
+    def beside(path: str) -> bool:
+        d = posixpath.dirname(path)
+        return d in dirs and (dirs[d] is None or _first_word(path) in dirs[d])
     mine = {i.sem["id"] for i in items}
     return [s for s in audit_sems if s["id"] not in mine
-            and s["class"] not in ("mutex", "completion")
-            and posixpath.dirname(s["declared"]["path"]) in dirs]
+            and s["class"] not in ("mutex", "completion") and beside(s["declared"]["path"])]
 
 
 def _convert_driver(tree: Path, kernel: Path, sems: list[dict], name: str,

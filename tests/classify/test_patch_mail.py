@@ -1003,6 +1003,15 @@ def test_the_driver_s_other_semaphores_are_said_with_why_they_stay():
     # include/linux/e.h is a header of all subsystems: its semaphores are no
     # driver's (parport's header beside HID's)
     assert [s["id"] for s in others] == [nvram["id"], pool["id"]]
+    # a directory that gathers components: only the files of the same one
+    # (iwpm_util.c's patch says nothing of user_mad.c's sm_sem)
+    iwpm = sem("drivers/infiniband/core/iwpm_util.h:iwpm_nlmsg_request.sem", "completion")
+    sm = {**sem("drivers/infiniband/core/user_mad.c:ib_umad_port.sm_sem", "counting"),
+          "rule": "certain.trylock"}
+    cm = {**sem("drivers/infiniband/core/iwpm_msg.c:iwpm_x.sem", "counting"),
+          "rule": "certain.trylock"}
+    assert driver_others([iwpm, sm, cm], [message.Converted(iwpm)],
+                         ["drivers/infiniband/core/iwpm_util.c"]) == [cm]
     msg = " ".join(message.commit_message("scsi: e: ", "s", items, None, others).split())
     assert ("nvram_semaphore stays a semaphore: it is released by e_nvram_callback(), which "
             "does not take it, and a mutex must be released by the task that took it.") in msg
