@@ -45,7 +45,8 @@ from classify import lockdepmaps, lockmap, runtime_records
 from classify.lockdepmaps import TreeLinks
 from classify.paths import SETUP_TREES
 from classify.records.boot import Boot
-from classify.records.runtime import STATUSES, BootEntry, RuntimeRecord, SemRuntime
+from classify.records.runtime import (STATUSES, BootEntry, RuntimeRecord, SemRuntime,
+                                      VariantRecord)
 from classify.report.runtime import summary_line
 from qemu import logstream, parse, runrecord, runtime
 from qemu.common import PROJECT_DIR
@@ -132,21 +133,27 @@ def variant_marked(sems: dict[str, dict], variant: str, marks: list[str],
                       "convert:<an audit id>")
 
 
-def refused_marks(audit_path: Path) -> set[str]:
-    """The ids the runtime set's marking refused, from its runtime.json (if it says)."""
+def run_variants(audit_path: Path) -> dict[str, VariantRecord]:
+    """What the runtime set's variants mark, or convert with which patch, from its
+    runtime.json beside the audit ({} when there is none)."""
     path = audit_path.parent / "runtime.json"
     if not path.is_file():
-        return set()
+        return {}
     st = path.stat()
     key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
-    if key not in _REFUSED:
-        trust = RuntimeRecord.load(path).variants.get("trust")
-        _REFUSED[key] = frozenset(trust.not_marked or {}) if trust else frozenset()
-    return set(_REFUSED[key])
+    if key not in _VARIANTS:
+        _VARIANTS[key] = RuntimeRecord.load(path).variants
+    return _VARIANTS[key]
 
 
-# (runtime.json, its mtime and size) -> the ids its marking refused: read once
-_REFUSED: dict[tuple[str, int, int], frozenset[str]] = {}
+def refused_marks(audit_path: Path) -> set[str]:
+    """The ids the runtime set's marking refused, from its runtime.json (if it says)."""
+    trust = run_variants(audit_path).get("trust")
+    return set(trust.not_marked or {}) if trust else set()
+
+
+# (runtime.json, its mtime and size) -> its variants: read once
+_VARIANTS: dict[tuple[str, int, int], dict[str, VariantRecord]] = {}
 
 
 def read_built(path: Path) -> set[str]:
@@ -239,7 +246,7 @@ def exercised_items(boot: Boot, index: lockmap.SemIndex, sems: dict,
 
 def triage(text: str, audit: dict, name: str, variant: str, marked: frozenset[str],
            marks: list[str], built: set[str] | None, scenario: str = "",
-           links: TreeLinks | None = None, file_line=None) -> dict:
+           links: TreeLinks | None = None, file_line=None, patch: str = "") -> dict:
     """Everything triage says about one log (pure): the reports read, the semaphores
     that ran without a report, and the runtime record of the boot.  links: what the
     tree adds to the audit (lockdep maps, macro helpers: classify.lockdepmaps);
@@ -253,7 +260,8 @@ def triage(text: str, audit: dict, name: str, variant: str, marked: frozenset[st
         built = {f for files in index.files.values() for f in files}
     record = runtime_records.runtime_record(
         audit, audit.get("kernel_version", "?"), marks, [boot], built,
-        runrecord.variant_records([Variant(variant, marked=marked)]),
+        runrecord.variant_records([Variant(variant, marked=marked,
+                                           patch=Path(patch) if patch else None)]),
         "+".join(runtime.FRAGMENTS))
     reports = report_items(boot, index, sems, record.semaphores, audit.get("allocated"))
     reported = {lk["id"] for r in reports for lk in r["locks"] if lk["id"]}
@@ -421,8 +429,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"triage: error: {err}", file=sys.stderr)
         return 2
     built = read_built(args.built) if args.built else None
+    # a conversion patch's boot: the patch the run applied, as its record names it
+    ran = run_variants(apath).get(variant)
+    patch = (ran.patch or "") if ran else ""
     result = {**triage(text, audit, name, variant, marked, marks, built, scenario,
-                       tree_links(args.tree, audit), data.file_line),
+                       tree_links(args.tree, audit), data.file_line, patch),
               **({"version": note} if note else {})}
     if repeated := attach_repeats(result["reports"], data.repeats):
         result["repeated"] = repeated
