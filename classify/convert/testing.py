@@ -49,8 +49,11 @@ def boot_line(sems: list[dict]) -> str:
 
 
 def _diff(patch_text: str) -> str:
-    """A format-patch file's diff: what a boot ran, whatever its message said."""
-    return patch_text.partition("\ndiff --git ")[2].rpartition("\n-- \n")[0]
+    """A format-patch file's diff: what a boot ran, whatever its message said
+    (and whether or not a signature ends it)."""
+    diff = patch_text.partition("\ndiff --git ")[2]
+    body, signature, _ = diff.rpartition("\n-- \n")
+    return (body if signature else diff).rstrip("\n")
 
 
 def converted_line(sems: list[dict], patch: Path | None, booted: Path | None) -> str:

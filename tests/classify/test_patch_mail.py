@@ -1066,3 +1066,10 @@ def test_a_patch_booted_as_it_is_says_so(tmp_path: Path) -> None:
     assert converted_line([broke], mailed, tmp_path / "booted") == ""
     assert converted_line([s, {"id": "x.c:z"}], mailed, tmp_path / "booted") == ""
     assert converted_line([s], mailed, None) == ""
+    # the patches as make patches writes them: no signature
+    bare = tmp_path / "bare.patch"
+    bare.write_text(BOOTED.replace("-- \n2.39.5\n", ""))
+    assert converted_line([s], bare, tmp_path / "booted").startswith("Booted in QEMU")
+    (tmp_path / "booted" / "0001-x.patch").write_text(bare.read_text())
+    assert converted_line([s], other, tmp_path / "booted") == ""
+    assert converted_line([s], bare, tmp_path / "booted").startswith("Booted in QEMU")
