@@ -269,12 +269,13 @@ def _changed_elsewhere(sem: dict, read: Callable[[str], str]) -> set[str]:
     for path in sorted({o["path"] for o in sem.get("ops", [])}):
         lines = strip_comments(read(path)).split("\n")
         spared = set(held.get(path, ()))
-        setup = {name: span for name, span in _functions(lines).items()
+        funcs = _functions(lines)
+        setup = {name: span for name, span in funcs.items()
                  if any(p == path and span[0] <= n <= span[1] for p, n in inits)}
         # the functions that call the initialising one set the object up too
         # (hinic's api_cmd_create_chain(): api_chain_init(), then the cells)
         calls = re.compile(rf"\b(?:{'|'.join(map(re.escape, setup))})\s*\(") if setup else None
-        for name, (first, last) in _functions(lines).items():
+        for name, (first, last) in funcs.items():
             if name in setup or calls and any(calls.search(lines[n - 1])
                                               for n in range(first + 1, last + 1)):
                 spared.update(range(first, last + 1))
