@@ -159,8 +159,10 @@ def guarded_members(sem: dict, read: Callable[[str], str]) -> list[str]:
     seen: Counter[str] = Counter()
     first: dict[str, int] = {}
 
+    macros: dict[str, list[str]] = {}
+
     def count(line: str, base: tuple[str, str]) -> None:
-        for name in _changed(line, base):
+        for name in _changed(line, base, macros):
             if _member(name) != lock and _member(name) in members:
                 seen[name] += 1
                 first.setdefault(name, len(first))
@@ -170,6 +172,7 @@ def guarded_members(sem: dict, read: Callable[[str], str]) -> list[str]:
     for path, regions in _regions_by_path(sem).items():
         text = read(path)
         lines = strip_comments(text).split("\n")
+        macros = _macro_writes(lines)
         commented += [m for start, _ in regions
                       for m in _named_above(text.split("\n"), start, members - {lock})]
         for start, end in regions:
@@ -215,7 +218,37 @@ _BITMAP_WRITER = (r"bitmap_(?:set|clear|zero|fill|copy|complement|and|or|xor|and
 _ANY_BASE = (r"[A-Za-z_]\w*(?:\s*(?:->|\.)\s*\w+)*?", r"(?:->|\.)")
 
 
-def _changed(line: str, base: tuple[str, str]) -> list[str]:
+_DEFINE = re.compile(r"^#\s*define\s+(\w+)\(\s*(\w+)\s*\)\s+(.*)$")
+
+
+def _macro_writes(lines: list[str]) -> dict[str, list[str]]:
+    """The one-parameter macros of the file and the members their bodies
+    change through the parameter, other such macros expanded (hinic's
+    SYNC_MSG_ID_INC(p), `SYNC_MSG_ID(p) = ...` of `((p)->sync_msg_id)`)."""
+    bodies: dict[str, tuple[str, str]] = {}
+    for n, line in enumerate(lines):
+        m = _DEFINE.match(line)
+        if m:
+            body, k = m.group(3), n
+            while body.rstrip().endswith("\\") and k + 1 < len(lines):
+                k += 1
+                body = body.rstrip()[:-1] + " " + lines[k].strip()
+            bodies[m.group(1)] = (m.group(2), body)
+    out: dict[str, list[str]] = {}
+    for name, (param, body) in bodies.items():
+        for _ in range(3):          # the macros it uses, to a small depth
+            for other, (p2, b2) in bodies.items():
+                body = re.sub(rf"\b{other}\s*\(\s*(\w+)\s*\)",
+                              lambda m: re.sub(rf"\b{p2}\b", m.group(1), b2), body)
+        flat = re.sub(r"[()]", " ", body)       # ((p)->m) = ... reads as p->m = ...
+        changed = _changed(flat, (re.escape(param), "->"))
+        if changed:
+            out[name] = changed
+    return out
+
+
+def _changed(line: str, base: tuple[str, str],
+             macros: dict[str, list[str]] | None = None) -> list[str]:
     """What line changes of the members (none by an atomic operation): `m`
     for the member itself, `m[]` for an entry of the array it is or points to
     (hinic's `wqs->free_blocks[pos].page_idx = -1`: allocating the array
@@ -237,6 +270,9 @@ def _changed(line: str, base: tuple[str, str]) -> list[str]:
     for m in written.finditer(line):
         name, path, _ = m.groups()
         out.append(f"{name}[]" if path.lstrip().startswith("[") else name)
+    for name, members in (macros or {}).items():
+        if re.search(rf"\b{name}\s*\(\s*{base[0]}\s*\)", line):
+            out += members
     return out
 
 
@@ -268,6 +304,7 @@ def _changed_elsewhere(sem: dict, read: Callable[[str], str]) -> set[str]:
     out: set[str] = set()
     for path in sorted({o["path"] for o in sem.get("ops", [])}):
         lines = strip_comments(read(path)).split("\n")
+        macros = _macro_writes(lines)
         spared = set(held.get(path, ()))
         funcs = _functions(lines)
         setup = {name: span for name, span in funcs.items()
@@ -284,8 +321,9 @@ def _changed_elsewhere(sem: dict, read: Callable[[str], str]) -> set[str]:
         for first, last in _only_from(lines, spared).values():
             spared.update(range(first, last + 1))
         for n, line in enumerate(lines, 1):
-            if n not in spared:
-                out.update(_changed(line, _ANY_BASE))
+            # a macro's definition changes nothing: its uses do
+            if n not in spared and not line.lstrip().startswith("#"):
+                out.update(_changed(line, _ANY_BASE, macros))
     return out
 
 

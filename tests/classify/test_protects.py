@@ -314,3 +314,37 @@ def test_what_the_functions_called_only_under_the_lock_change_is_what_it_protect
     assert "curr" not in guarded_members(_chain_sem(reset), lambda p: reset)
     silent = CALLEES.replace("\t/* Lock the buf */\n", "")
     assert guarded_members(_chain_sem(silent), lambda p: silent) == ["curr", "prod", "cons"]
+
+
+MACROS = """\
+struct mgmt {
+	u16 msg_id;
+	u16 seq;
+	struct semaphore lock;
+};
+
+#define MSG_ID(m)		((m)->msg_id)
+#define MSG_ID_INC(m)		(MSG_ID(m) = \\
+				 (MSG_ID(m) + 1) & 0x1FF)
+#define SEQ(m)			((m)->seq)
+
+static int send(struct mgmt *m)
+{
+	down(&m->lock);
+	MSG_ID_INC(m);
+	send_it(m, SEQ(m));
+	up(&m->lock);
+	return 0;
+}
+"""
+
+
+def test_a_member_a_macro_writes_under_the_lock_is_what_it_protects():
+    # hinic's SYNC_MSG_ID_INC(pf_to_mgmt): a macro of a macro writes sync_msg_id
+    sem = _sem([(14, "down"), (17, "up")])
+    sem["ops"] = [{**o, "function": "send"} for o in sem["ops"]]
+    sem["id"], sem["declared"]["struct"] = "drivers/x/x.c:mgmt.lock", "mgmt"
+    assert guarded_members(sem, lambda p: MACROS) == ["msg_id"]
+    # look-alikes: the macro also used without the lock; a macro that only reads
+    unlocked = MACROS + "\nstatic void reset(struct mgmt *m)\n{\n\tMSG_ID_INC(m);\n}\n"
+    assert guarded_members(sem, lambda p: unlocked) == []
