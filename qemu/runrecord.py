@@ -41,6 +41,7 @@ from classify.records.base import dumps
 from classify.records.boot import Boot
 from classify.records.runtime import RuntimeRecord, VariantRecord
 from qemu import parse
+from qemu.variants import CONVERT, UNMARK, variant_id
 
 RUN_FILE = "run.json"
 RUN_SCHEMA = "sem2mutex-runtime-run-1"
@@ -68,10 +69,10 @@ def variant_records(variants) -> dict[str, VariantRecord]:
     marked, not_marked, refused, patch (qemu.variants.Variant)."""
     out: dict[str, VariantRecord] = {}
     for v in variants:
-        sid = v.name.split(":", 1)[1] if ":" in v.name else ""
-        if v.name.startswith("unmark:"):
+        sid = variant_id(v.name)
+        if v.name.startswith(UNMARK):
             out[v.name] = VariantRecord(unmarks=sid, not_made=v.refused or None)
-        elif v.name.startswith("convert:"):
+        elif v.name.startswith(CONVERT):
             out[v.name] = VariantRecord(converts=sid, patch=v.patch.name if v.patch else None,
                                         not_made=v.refused or None)
         else:                                     # trust (or triage's series)
@@ -84,8 +85,7 @@ def marked_in(variants: dict[str, VariantRecord], variant: str) -> frozenset[str
     trust's, less the one an unmark: or convert: variant is about."""
     trust = variants.get("trust")
     marks = frozenset(trust.marked or []) if trust else frozenset()
-    return marks - {variant.split(":", 1)[1]} if variant.startswith(
-        ("unmark:", "convert:")) else marks
+    return marks - {variant_id(variant)}
 
 
 _VARIANT = re.compile(r"Kernel command line:.*?\bs2m\.variant=(\S+)")

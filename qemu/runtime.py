@@ -52,8 +52,8 @@ from qemu.rootfs import InitramfsRequest, InitramfsStatus, make_initramfs
 from qemu.scenarios import (Evaluation, Scenario, load_scenario, match_expected,
                              named_set)
 from qemu.source import Source, prepare_source
-from qemu.variants import (MARK_TREE, TREE, Variant, checkout, for_tree, make_variants,
-                           plan_variants)
+from qemu.variants import (CONVERT, MARK_TREE, TREE, UNMARK, Variant, checkout, for_tree,
+                           make_variants, plan_variants, variant_id)
 
 log = logging.getLogger("sem2mutex.qemu.runtime")
 
@@ -216,7 +216,7 @@ def evaluate_runtime(sc: Scenario, parsed: parse.ParsedLog, index: lockmap.SemIn
         ids = lockmap.report_ids(r, index)
         # a conversion patch's boot is clean or broken: its completion has no
         # lock class a report could name, so any report may be about it
-        if not ids or any(i in marked for i in ids) or sc.variant.startswith("convert:"):
+        if not ids or any(i in marked for i in ids) or sc.variant.startswith(CONVERT):
             problems.append(f"report not about a debug-mutex semaphore: {r.kind}: {r.title}"
                             f" (line {r.line}; {', '.join(ids) or 'no semaphore named'})")
     problems += named_first(sc, parsed, index)
@@ -247,7 +247,7 @@ def named_first(sc: Scenario, parsed: parse.ParsedLog, index: lockmap.SemIndex) 
     """A declared hang or broken workload passes only after a report that names the
     semaphore the scenario challenges (its variant leaves it a debug mutex): a hang
     or failure of the harness's own would otherwise pass the same way."""
-    sid = sc.variant[len("unmark:"):] if sc.variant.startswith("unmark:") else ""
+    sid = variant_id(sc.variant) if sc.variant.startswith(UNMARK) else ""
     names = [lockmap.report_ids(r, index) for r in parsed.reports]
     problems = []
     for what, line in declared_failures(sc, parsed, names):
@@ -424,8 +424,7 @@ def unchallenged(data: RuntimeRecord | None, scenarios: list[Scenario],
     did not build without them) and that no scenario boots unmarked: a counting or
     completion one without its challenge, an unknown one without its probe.  A mutex
     needs none: every kernel already runs it as a debug mutex."""
-    unmarked = {sc.variant.split(":", 1)[1] for sc in scenarios
-                if sc.variant.startswith("unmark:")}
+    unmarked = {variant_id(sc.variant) for sc in scenarios if sc.variant.startswith(UNMARK)}
     if data is None:
         return []
     ran = {sid for sid, rec in data.semaphores.items()

@@ -173,8 +173,9 @@ def guarded_members(sem: dict, read: Callable[[str], str]) -> list[str]:
         text = read(path)
         lines = strip_comments(text).split("\n")
         macros = _macro_writes(lines)
+        raw = text.split("\n")
         commented += [m for start, _ in regions
-                      for m in _named_above(text.split("\n"), start, members - {lock})]
+                      for m in _named_above(raw, start, members - {lock})]
         for start, end in regions:
             if end > len(lines) or (base := _base(lines[start - 1], lock)) is None:
                 continue
